@@ -1,0 +1,35 @@
+"""The `tracerl` command: one app that mounts each component's commands.
+
+Component modules import their heavy dependencies inside the command functions, so
+``tracerl --help`` stays fast and works on the agent-side install.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from tracerl import __version__
+from tracerl.collector.cli import collector
+from tracerl.store.cli import sql
+
+app = typer.Typer(
+    name="tracerl",
+    help="Train existing AI agents with reinforcement learning from their OpenTelemetry traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command(help=collector.__doc__)(collector)
+app.command(help=sql.__doc__)(sql)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""tracerl collector: OTLP in, ClickHouse out."""

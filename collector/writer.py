@@ -1,0 +1,140 @@
+"""Group commit: one writer thread turns many concurrent exports into few large inserts.
+
+A request thread decodes its spans, hands the rows to :meth:`BatchWriter.submit` and waits on
+the returned future; the export is acknowledged only when that future says its rows are in the
+store. The writer takes everything queued (up to a row and byte budget) and inserts it as one
+statement, so throughput comes from batching across requests, never from answering early.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from tracerl.store.engine import Engine
+
+log = logging.getLogger("tracerl.collector")
+
+
+class StoreUnavailable(RuntimeError):
+    """The store refused or failed an insert; exporters should retry (503 / UNAVAILABLE)."""
+
+
+@dataclass
+class _Pending:
+    payload: bytes  # a JSON array of row objects
+    rows: int
+    future: Future = field(default_factory=Future)
+
+
+@dataclass
+class WriterStats:
+    batches: int = 0
+    rows: int = 0
+    failed_batches: int = 0
+
+
+class BatchWriter:
+    def __init__(self, engine: Engine, statement: str, max_batch_rows: int = 100_000,
+                 max_batch_bytes: int = 64 << 20, linger_s: float = 0.002):
+        self.engine = engine
+        self.statement = statement  # INSERT INTO db.table (columns)
+        self.max_batch_rows = max_batch_rows
+        self.max_batch_bytes = max_batch_bytes
+        self.linger_s = linger_s
+        self.stats = WriterStats()
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="tracerl-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, payload: bytes, rows: int) -> Future:
+        """Queue one request's rows; the future resolves when they are stored (or failed)."""
+        pending = _Pending(payload, rows)
+        if self._closed:
+            pending.future.set_exception(StoreUnavailable("collector is shutting down"))
+        elif rows == 0:
+            pending.future.set_result(0)
+        else:
+            self._queue.put(pending)
+        return pending.future
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop taking rows, write everything already queued, then stop the thread."""
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _take_batch(self, first: _Pending) -> tuple[list[_Pending], bool]:
+        batch, rows, size = [first], first.rows, len(first.payload)
+        deadline = time.monotonic() + self.linger_s
+        stop = False
+        while rows < self.max_batch_rows and size < self.max_batch_bytes:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                # Linger briefly only while the batch is small: a busy collector fills it anyway.
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or rows >= 1000:
+                    break
+                try:
+                    item = self._queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if item is None:
+                stop = True
+                break
+            batch.append(item)
+            rows += item.rows
+            size += len(item.payload)
+        return batch, stop
+
+    def _insert(self, batch: list[_Pending]) -> None:
+        if len(batch) == 1:
+            data = batch[0].payload
+        else:  # concatenate JSON arrays: [a,b] + [c] -> [a,b,c]
+            data = b"[" + b",".join(p.payload[1:-1] for p in batch) + b"]"
+        self.engine.insert(self.statement, "JSONEachRow", data)
+
+    def _write(self, batch: list[_Pending]) -> None:
+        try:
+            self._insert(batch)
+        except Exception as exc:  # noqa: BLE001 - any store failure becomes an error to the exporter
+            if len(batch) > 1:
+                # One bad request must not fail its neighbours: retry each on its own.
+                for pending in batch:
+                    self._write([pending])
+                return
+            self.stats.failed_batches += 1
+            log.warning("insert of %d rows failed: %s", batch[0].rows, exc)
+            batch[0].future.set_exception(StoreUnavailable(str(exc)))
+            return
+        self.stats.batches += 1
+        for pending in batch:
+            self.stats.rows += pending.rows
+            pending.future.set_result(pending.rows)
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                break
+            batch, stop = self._take_batch(first)
+            self._write(batch)
+            if stop:
+                break
+        # Drain whatever raced in before close() flipped the flag.
+        leftovers = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                leftovers.append(item)
+        if leftovers:
+            self._write(leftovers)

@@ -1,0 +1,29 @@
+"""Recognizing statements by their text: which ones only read, and a trailing FORMAT clause."""
+
+from __future__ import annotations
+
+import re
+
+_FORMAT_AT_END = re.compile(r"^(?P<statement>.*?)\s+FORMAT\s+(?P<fmt>\w+)\s*;?\s*$", re.S | re.I)
+_READ_ONLY = re.compile(r"^\s*(\(\s*)*(SELECT|WITH|SHOW|DESC|DESCRIBE|EXISTS|EXPLAIN)\b", re.I)
+_INSERT = re.compile(r"^\s*INSERT\b", re.I)
+_COMMENTS = re.compile(r"(--[^\n]*(\n|$))|(/\*.*?\*/)", re.S)
+
+
+def strip_comments(sql: str) -> str:
+    return _COMMENTS.sub(" ", sql)
+
+
+def is_read_only(sql: str) -> bool:
+    """True for statements that only read (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN)."""
+    return bool(_READ_ONLY.match(strip_comments(sql)))
+
+
+def is_insert(sql: str) -> bool:
+    return bool(_INSERT.match(strip_comments(sql)))
+
+
+def split_format(sql: str) -> tuple[str, str | None]:
+    """``"INSERT INTO t FORMAT Native"`` -> ``("INSERT INTO t", "Native")``; no clause -> (sql, None)."""
+    m = _FORMAT_AT_END.match(sql)
+    return (m.group("statement"), m.group("fmt")) if m else (sql, None)
