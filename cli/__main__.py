@@ -1,0 +1,5 @@
+"""`python -m tracerl.cli` is `tracerl`."""
+
+from .main import main
+
+main()
