@@ -33,9 +33,15 @@ class InvalidPayload(ValueError):
     """The request cannot be accepted as sent (400 / INVALID_ARGUMENT); the message says why."""
 
 
+_MAX_NS = 2**63  # DateTime64(9) ends in 2262
+
+
 def _ts(ns: int) -> str:
-    """Nanoseconds since the epoch as DateTime64(9) text."""
-    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+    """Nanoseconds since the epoch as DateTime64(9) text. Ten integer digits: ClickHouse reads a
+    shorter number before the dot as a date, not as a Unix time."""
+    if ns >= _MAX_NS:
+        raise InvalidPayload(f"timestamp {ns} ns is past the end of DateTime64(9) (year 2262)")
+    return f"{ns // 1_000_000_000:010d}.{ns % 1_000_000_000:09d}"
 
 
 def _id(raw: bytes, size: int, what: str, where: str, optional: bool = False) -> str:
