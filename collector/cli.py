@@ -15,7 +15,8 @@ def collector(
     http: str = typer.Option("127.0.0.1:4318", help="OTLP/HTTP listen address (POST /v1/traces); '' to disable."),
     query: str = typer.Option("127.0.0.1:8123", help="ClickHouse-compatible query endpoint for an embedded "
                                                      "store; '' to disable."),
-    database: str = typer.Option("default", help="Database of the traces table."),
+    database: Optional[str] = typer.Option(None, help="Database of the traces table (default: the DSN's, "
+                                                      "else 'default')."),
     traces_table: str = typer.Option("otel_traces", help="Traces table name (as the contrib exporter's "
                                                          "traces_table_name)."),
     ttl: Optional[str] = typer.Option(None, help="Drop spans older than this, e.g. 72h or 30d (default: keep)."),

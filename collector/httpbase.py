@@ -18,6 +18,23 @@ class BadBody(Exception):
     pass
 
 
+def _lz4_frames(raw: bytes, limit: int) -> bytes:
+    """Decompress concatenated LZ4 frames (clickhouse-connect sends one frame per block)."""
+    import lz4.frame
+
+    parts, total = [], 0
+    while raw:
+        d = lz4.frame.LZ4FrameDecompressor()
+        parts.append(d.decompress(raw))
+        total += len(parts[-1])
+        if total > limit:
+            raise BodyTooLarge(f"decompressed body is over the limit of {limit} bytes")
+        if not d.eof:
+            raise BadBody("truncated lz4 body")
+        raw = d.unused_data
+    return b"".join(parts)
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -99,9 +116,7 @@ class Handler(BaseHTTPRequestHandler):
                     raise BadBody("truncated gzip body")
                 return out
             if encoding == "lz4":
-                import lz4.frame
-
-                out = lz4.frame.decompress(raw)
+                out = _lz4_frames(raw, limit)
             else:
                 raise BadBody(f"unsupported Content-Encoding {encoding!r}")
         except (zlib.error, gzip.BadGzipFile, RuntimeError, ValueError) as exc:

@@ -22,7 +22,7 @@ import uuid
 from urllib.parse import parse_qsl, urlsplit
 
 from tracerl.store.engine import EmbeddedEngine, EngineQueryError
-from tracerl.store.statements import is_insert, is_read_only, split_format
+from tracerl.store.statements import is_insert, is_read_only, split_format, split_insert_body
 
 from .httpbase import BadBody, BodyTooLarge, Handler, Server
 
@@ -88,7 +88,12 @@ def make_handler(engine: EmbeddedEngine, token: str, max_body_bytes: int) -> typ
             url_query = params.get("query")
             data = b""
             if url_query is None:
-                sql = body.decode("utf-8", "replace")
+                with_data = split_insert_body(body)
+                if with_data:  # INSERT ... FORMAT X, newline, then the data
+                    sql, data_fmt, data = with_data
+                    sql = f"{sql} FORMAT {data_fmt}"
+                else:
+                    sql = body.decode("utf-8", "replace")
             elif body and is_insert(url_query):
                 sql, data = url_query, body
             else:

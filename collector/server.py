@@ -8,7 +8,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from tracerl.store import DEFAULT_DATABASE, DEFAULT_TRACES_TABLE, ensure_schema, resolve_dsn
+from tracerl.store import DEFAULT_TRACES_TABLE, ensure_schema, resolve_dsn
 from tracerl.store.engine import open_engine
 from tracerl.store.owner import OwnerInfo, remove_owner, write_owner
 
@@ -35,7 +35,7 @@ class CollectorConfig:
     grpc: str | None = "127.0.0.1:4317"  # None or "" disables
     http: str | None = "127.0.0.1:4318"
     query: str | None = "127.0.0.1:8123"  # embedded stores only
-    database: str = DEFAULT_DATABASE
+    database: str | None = None  # default: the DSN's database ("default" for chdb)
     traces_table: str = DEFAULT_TRACES_TABLE
     ttl: str | None = None
     token: str = ""
@@ -60,10 +60,11 @@ class Collector:
         grpc_addr = split_hostport(c.grpc, "--grpc") if c.grpc else None
         http_addr = split_hostport(c.http, "--http") if c.http else None
         query_addr = split_hostport(c.query, "--query") if (c.query and self.dsn.embedded) else None
+        database = c.database or self.dsn.database
         self.engine = open_engine(self.dsn)
-        ensure_schema(self.engine.execute, c.database, c.traces_table, c.ttl)
+        ensure_schema(self.engine.execute, database, c.traces_table, c.ttl)
         columns = ", ".join(f"`{name}`" for name in INSERT_COLUMNS)
-        statement = f"INSERT INTO `{c.database}`.`{c.traces_table}` ({columns})"
+        statement = f"INSERT INTO `{database}`.`{c.traces_table}` ({columns})"
         self.writer = BatchWriter(self.engine, statement, max_batch_rows=c.max_batch_rows,
                                   linger_s=c.linger_ms / 1000)
         self.ingest = Ingest(self.writer, max_inflight=c.max_inflight, token=c.token,

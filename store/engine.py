@@ -106,7 +106,7 @@ class ServerEngine:
         try:
             self._client = clickhouse_connect.get_client(
                 host=dsn.host, port=dsn.port, username=dsn.username, password=dsn.password,
-                database=dsn.database, secure=dsn.secure, **client_kwargs,
+                secure=dsn.secure, **client_kwargs,  # no database: it may not exist yet; SQL names it
             )
         except Exception as exc:  # noqa: BLE001
             raise StoreError(f"store {dsn}: cannot connect ({exc})") from exc

@@ -27,3 +27,16 @@ def split_format(sql: str) -> tuple[str, str | None]:
     """``"INSERT INTO t FORMAT Native"`` -> ``("INSERT INTO t", "Native")``; no clause -> (sql, None)."""
     m = _FORMAT_AT_END.match(sql)
     return (m.group("statement"), m.group("fmt")) if m else (sql, None)
+
+
+_INSERT_WITH_DATA = re.compile(rb"^\s*(?P<statement>INSERT\b.*?)\s+FORMAT\s+(?P<fmt>\w+)[ \t]*(\r?\n)?", re.S | re.I)
+
+
+def split_insert_body(body: bytes) -> tuple[str, str, bytes] | None:
+    """An HTTP body holding ``INSERT ... FORMAT X`` followed by the data, as ClickHouse's HTTP
+    interface accepts it -> (statement, format, data); None for any other body. Works on bytes
+    so binary data (Native, RowBinary) is never decoded."""
+    m = _INSERT_WITH_DATA.match(body)
+    if not m:
+        return None
+    return m.group("statement").decode(), m.group("fmt").decode(), body[m.end():]

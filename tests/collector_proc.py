@@ -63,10 +63,15 @@ class CollectorProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"collector exited with {self.proc.returncode}:\n{self.log()}")
-            if self._owner_written() and self._ping():
+            if self._ready():
                 return self
             time.sleep(0.1)
         raise TimeoutError(f"collector did not start in {timeout}s:\n{self.log()}")
+
+    def _ready(self) -> bool:
+        if "--store" in self.extra_args:  # a server DSN: no owner file, no query endpoint
+            return self._get(f"http://127.0.0.1:{self.http_port}/")
+        return self._owner_written() and self._get(self.query_url + "/ping")
 
     def _owner_written(self) -> bool:
         try:
@@ -75,9 +80,10 @@ class CollectorProcess:
             return False
         return info.get("pid") == self.proc.pid
 
-    def _ping(self) -> bool:
+    @staticmethod
+    def _get(url: str) -> bool:
         try:
-            with urllib.request.urlopen(self.query_url + "/ping", timeout=1) as r:
+            with urllib.request.urlopen(url, timeout=1) as r:
                 return r.status == 200
         except OSError:
             return False
