@@ -1,0 +1,94 @@
+"""The wrappers around ``create``: one span per call, never in the way of the call.
+
+Everything tracerl computes (attributes, token capture, stream proxies) runs inside ``try``:
+an instrumentation bug is logged once and the call proceeds as if uninstrumented. Errors of the
+call itself are recorded on the span and re-raised as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import SpanKind
+
+from tracerl import semconv
+
+from .. import OnceLogger
+from .request import OPERATION, request_attributes, with_token_capture
+from .response import OUTCOME, attributes
+from .stream import ACCUMULATOR, TracedAsyncStream, TracedStream, _SpanEnd, record_error
+
+logger = logging.getLogger("tracerl.instrumentations.openai")
+log_bug = OnceLogger(logger)
+
+
+def _start(tracer, endpoint: str, instance, kwargs: dict):
+    """(span, token, kwargs to send) or None when tracing is off or failed."""
+    if not is_instrumentation_enabled():
+        return None
+    try:
+        send = with_token_capture(endpoint, kwargs)
+        attrs = request_attributes(endpoint, kwargs, getattr(instance, "_client", None))
+        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
+        name = f"{OPERATION[endpoint]} {model}" if model else OPERATION[endpoint]
+        span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+        token = otel_context.attach(trace.set_span_in_context(span))
+        return span, token, send
+    except Exception:
+        log_bug(f"{endpoint} request")
+        return None
+
+
+def _finish(endpoint: str, span, result, stream_types):
+    """End the span now, or hand it to a stream proxy that ends it later."""
+    try:
+        sync_stream, async_stream = stream_types
+        if sync_stream is not None and isinstance(result, sync_stream):
+            return TracedStream(result, _SpanEnd(span, ACCUMULATOR[endpoint](), log_bug))
+        if async_stream is not None and isinstance(result, async_stream):
+            return TracedAsyncStream(result, _SpanEnd(span, ACCUMULATOR[endpoint](), log_bug))
+        if hasattr(result, "choices") or hasattr(result, "output"):
+            span.set_attributes(attributes(OUTCOME[endpoint](result)))
+    except Exception:
+        log_bug(f"{endpoint} response")
+    span.end()
+    return result
+
+
+def make_sync(tracer, endpoint: str, stream_types):
+    def wrapper(wrapped, instance, args, kwargs):
+        started = _start(tracer, endpoint, instance, kwargs)
+        if started is None:
+            return wrapped(*args, **kwargs)
+        span, token, send = started
+        try:
+            result = wrapped(*args, **send)
+        except BaseException as exc:
+            otel_context.detach(token)
+            record_error(span, exc)
+            span.end()
+            raise
+        otel_context.detach(token)
+        return _finish(endpoint, span, result, stream_types)
+    return wrapper
+
+
+def make_async(tracer, endpoint: str, stream_types):
+    async def wrapper(wrapped, instance, args, kwargs):
+        started = _start(tracer, endpoint, instance, kwargs)
+        if started is None:
+            return await wrapped(*args, **kwargs)
+        span, token, send = started
+        try:
+            result = await wrapped(*args, **send)
+        except BaseException as exc:
+            otel_context.detach(token)
+            record_error(span, exc)
+            span.end()
+            raise
+        otel_context.detach(token)
+        return _finish(endpoint, span, result, stream_types)
+    return wrapper
