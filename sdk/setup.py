@@ -20,7 +20,7 @@ from importlib import import_module, metadata
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
-from opentelemetry.sdk._configuration import _initialize_components
+from opentelemetry.sdk._configuration import _get_exporter_entry_point, _initialize_components
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -101,6 +101,8 @@ def configure_sdk(endpoint: str | None = None, service_name: str | None = None, 
         exporter_args_map[cls] = {**extra, **exporter_args_map.get(cls, {})}
     kwargs = dict(components, resource_attributes={**components.get("resource_attributes", {}), **attributes},
                   exporter_args_map=exporter_args_map)
+    if kwargs.get("trace_exporter_names"):  # "otlp" -> otlp_proto_grpc / _http, as the SDK does for env names
+        kwargs["trace_exporter_names"] = [_get_exporter_entry_point(n, "traces") for n in kwargs["trace_exporter_names"]]
     if id_generator is not None:
         kwargs.setdefault("id_generator", id_generator)
     supported = inspect.signature(_initialize_components).parameters
