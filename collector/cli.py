@@ -59,4 +59,5 @@ def collector(
     typer.echo("tracerl collector: stopping", err=True)
     server.stop()
     w = server.writer.stats
-    typer.echo(f"tracerl collector: stopped ({w.rows} spans in {w.batches} inserts)", err=True)
+    typer.echo(f"tracerl collector: stopped ({w.rows} spans in {w.batches} inserts; {w.insert_seconds:.1f}s "
+               f"inserting, {server.ingest.decode_seconds:.1f}s decoding)", err=True)

@@ -33,7 +33,7 @@ def make_export(ingest: Ingest):
         except ShuttingDown as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         try:
-            ingest.export(parse_protobuf(body))
+            ingest.export(lambda: parse_protobuf(body))
         except InvalidPayload as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except StoreUnavailable as exc:

@@ -76,9 +76,8 @@ def make_handler(ingest: Ingest) -> type[Handler]:
 
         def _export(self, content_type: str) -> None:
             try:
-                body = self.read_body()
-                request = parse_json(body) if content_type == JSON else parse_protobuf(body)
-                ingest.export(request)
+                parse = parse_json if content_type == JSON else parse_protobuf
+                ingest.export(lambda: parse(self.read_body()))
             except BodyTooLarge as exc:
                 return self._reply_error(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), content_type)
             except (BadBody, InvalidPayload) as exc:

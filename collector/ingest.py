@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hmac
 import threading
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Callable
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -25,11 +27,14 @@ class Ingest:
     def __init__(self, writer: BatchWriter, max_inflight: int = 64, token: str = "",
                  max_body_bytes: int = 32 << 20, ack_timeout_s: float = 30.0):
         self.writer = writer
+        writer.arriving = lambda: self.decoding
         self.max_inflight = max_inflight
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.ack_timeout_s = ack_timeout_s
         self._inflight = 0
+        self.decoding = 0  # admitted requests that have not reached the writer yet
+        self.decode_seconds = 0.0
         self._idle = threading.Condition()
         self.closing = False
         self.rejected_busy = 0
@@ -49,6 +54,12 @@ class Ingest:
                 self.rejected_busy += 1
                 raise Busy(f"too many exports in flight (limit {self.max_inflight}); retry later")
             self._inflight += 1
+            self.decoding += 1
+
+    def submitted(self) -> None:
+        """The request reached the writer (or failed before): the writer need not wait for it."""
+        with self._idle:
+            self.decoding -= 1
 
     def release(self) -> None:
         with self._idle:
@@ -62,13 +73,20 @@ class Ingest:
             self.closing = True
             return self._idle.wait_for(lambda: self._inflight == 0, timeout)
 
-    def export(self, request: ExportTraceServiceRequest) -> int:
-        """Store the spans of ``request``; returns their count once they are in the store.
+    def export(self, decode: Callable[[], ExportTraceServiceRequest]) -> int:
+        """Decode a request with ``decode()`` and store its spans; returns their count once they
+        are in the store.
 
-        Raises InvalidPayload (nothing stored) or StoreUnavailable (retry).
+        Raises InvalidPayload (nothing stored) or StoreUnavailable (retry), or whatever
+        ``decode`` raises for a body it cannot read.
         """
-        payload, rows = to_rows(request)
-        future = self.writer.submit(payload, rows)
+        try:
+            started = time.perf_counter()
+            payload, rows = to_rows(decode())
+            future = self.writer.submit(payload, rows)
+            self.decode_seconds += time.perf_counter() - started
+        finally:
+            self.submitted()
         try:
             return future.result(timeout=self.ack_timeout_s)
         except FutureTimeout:

@@ -42,7 +42,7 @@ class CollectorConfig:
     max_body_bytes: int = 32 << 20
     max_inflight: int = 64
     max_batch_rows: int = 100_000
-    linger_ms: float = 2.0
+    linger_ms: float = 20.0  # longest wait for requests still decoding to join a batch
 
 
 class Collector:

@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Callable
 
 from tracerl.store.engine import Engine
 
@@ -36,16 +37,19 @@ class WriterStats:
     batches: int = 0
     rows: int = 0
     failed_batches: int = 0
+    insert_seconds: float = 0.0
 
 
 class BatchWriter:
     def __init__(self, engine: Engine, statement: str, max_batch_rows: int = 100_000,
-                 max_batch_bytes: int = 64 << 20, linger_s: float = 0.002):
+                 max_batch_bytes: int = 64 << 20, linger_s: float = 0.02,
+                 arriving: Callable[[], int] = lambda: 0):
         self.engine = engine
         self.statement = statement  # INSERT INTO db.table (columns)
         self.max_batch_rows = max_batch_rows
         self.max_batch_bytes = max_batch_bytes
         self.linger_s = linger_s
+        self.arriving = arriving  # requests admitted and still decoding: they will submit soon
         self.stats = WriterStats()
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._closed = False
@@ -77,14 +81,15 @@ class BatchWriter:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
-                # Linger briefly only while the batch is small: a busy collector fills it anyway.
+                # Each insert has a fixed cost (a new part, its indexes, the view), so wait for
+                # the requests already being decoded to join this batch, up to linger_s.
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or rows >= 1000:
+                if remaining <= 0 or self.arriving() == 0:
                     break
                 try:
-                    item = self._queue.get(timeout=remaining)
+                    item = self._queue.get(timeout=min(remaining, 0.001))
                 except queue.Empty:
-                    break
+                    continue
             if item is None:
                 stop = True
                 break
@@ -101,6 +106,7 @@ class BatchWriter:
         self.engine.insert(self.statement, "JSONEachRow", data)
 
     def _write(self, batch: list[_Pending]) -> None:
+        started = time.perf_counter()
         try:
             self._insert(batch)
         except Exception as exc:  # noqa: BLE001 - any store failure becomes an error to the exporter
@@ -114,6 +120,7 @@ class BatchWriter:
             batch[0].future.set_exception(StoreUnavailable(str(exc)))
             return
         self.stats.batches += 1
+        self.stats.insert_seconds += time.perf_counter() - started
         for pending in batch:
             self.stats.rows += pending.rows
             pending.future.set_result(pending.rows)
