@@ -32,7 +32,7 @@ PATTERNS: dict[str, str] = {
     "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
     "google_api_key": r"\bAIza[0-9A-Za-z_\-]{35}\b",
     "slack_token": r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-    "bearer_token": r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{16,}=*",
+    "bearer_token": r"\b[Bb](?i:earer)\s+[A-Za-z0-9\-._~+/]{16,}=*",
     "jwt": r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
     "private_key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
     "email": r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b",
@@ -41,7 +41,8 @@ PERSONAL = {"email"}
 SECRETS = [name for name in PATTERNS if name not in PERSONAL]
 
 # Attributes that hold numbers only; scanning them is wasted work.
-_SKIP_KEYS = frozenset({semconv.LLM_PROMPT_TOKEN_IDS, semconv.LLM_RESPONSE_TOKEN_IDS})
+_SKIP_KEYS = frozenset({semconv.LLM_PROMPT_TOKEN_IDS, semconv.LLM_RESPONSE_TOKEN_IDS,
+                        semconv.LLM_RESPONSE_LOGPROBS})
 
 _OFF = {"", "0", "off", "false", "none", "no"}
 
@@ -51,11 +52,20 @@ class Redactor:
 
     def __init__(self, patterns: Sequence[tuple[str, re.Pattern]]):
         self.patterns = list(patterns)
+        # One pass over the text finds out whether any pattern can match: almost no value holds
+        # a secret, so the per-pattern substitutions run rarely. (Custom patterns with global
+        # inline flags cannot be joined; then every pattern runs.)
+        try:
+            self._any = re.compile("|".join(f"(?:{p.pattern})" for _, p in self.patterns)) if self.patterns else None
+        except re.error:
+            self._any = None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def text(self, value: str) -> str:
+        if self._any is not None and self._any.search(value) is None:
+            return value
         for name, pattern in self.patterns:
             value = pattern.sub(MASK.format(name), value)
         return value
