@@ -24,6 +24,8 @@ def collector(
                                                                "for writes on the query endpoint."),
     max_body_mb: float = typer.Option(32.0, help="Largest accepted export, in MiB (after decompression)."),
     max_inflight: int = typer.Option(64, help="Exports processed at once; more get 429 / RESOURCE_EXHAUSTED."),
+    writer_threads: int = typer.Option(1, help="Inserts running side by side (each insert has a fixed latency)."),
+    linger_ms: float = typer.Option(20.0, help="Longest wait for exports still being decoded to join a batch."),
     log_level: str = typer.Option("INFO", help="Python log level."),
 ) -> None:
     """Receive OTLP traces (gRPC and HTTP) and write them into ClickHouse.
@@ -43,7 +45,7 @@ def collector(
     config = CollectorConfig(
         store=store, grpc=grpc or None, http=http or None, query=query or None, database=database,
         traces_table=traces_table, ttl=ttl, token=token, max_body_bytes=int(max_body_mb * (1 << 20)),
-        max_inflight=max_inflight,
+        max_inflight=max_inflight, writer_threads=writer_threads, linger_ms=linger_ms,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

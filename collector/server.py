@@ -43,6 +43,7 @@ class CollectorConfig:
     max_inflight: int = 64
     max_batch_rows: int = 100_000
     linger_ms: float = 20.0  # longest wait for requests still decoding to join a batch
+    writer_threads: int = 1
 
 
 class Collector:
@@ -66,7 +67,7 @@ class Collector:
         columns = ", ".join(f"`{name}`" for name in INSERT_COLUMNS)
         statement = f"INSERT INTO `{database}`.`{c.traces_table}` ({columns})"
         self.writer = BatchWriter(self.engine, statement, max_batch_rows=c.max_batch_rows,
-                                  linger_s=c.linger_ms / 1000)
+                                  linger_s=c.linger_ms / 1000, threads=c.writer_threads)
         self.ingest = Ingest(self.writer, max_inflight=c.max_inflight, token=c.token,
                              max_body_bytes=c.max_body_bytes)
         try:

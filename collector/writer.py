@@ -2,8 +2,12 @@
 
 A request thread decodes its spans, hands the rows to :meth:`BatchWriter.submit` and waits on
 the returned future; the export is acknowledged only when that future says its rows are in the
-store. The writer takes everything queued (up to a row and byte budget) and inserts it as one
-statement, so throughput comes from batching across requests, never from answering early.
+store. A writer thread takes everything queued (up to a row and byte budget) and inserts it as
+one statement, so throughput comes from batching across requests, never from answering early.
+
+An insert into the traces table has a fixed latency of 10-20 ms on this kind of machine (a new
+part for the table and one for the lookup view, whatever the row count), so a few writer threads
+insert side by side: while one waits on its part, another batch is already going in.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ class WriterStats:
 class BatchWriter:
     def __init__(self, engine: Engine, statement: str, max_batch_rows: int = 100_000,
                  max_batch_bytes: int = 64 << 20, linger_s: float = 0.02,
-                 arriving: Callable[[], int] = lambda: 0):
+                 arriving: Callable[[], int] = lambda: 0, threads: int = 1):
         self.engine = engine
         self.statement = statement  # INSERT INTO db.table (columns)
         self.max_batch_rows = max_batch_rows
@@ -53,8 +57,11 @@ class BatchWriter:
         self.stats = WriterStats()
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="tracerl-writer", daemon=True)
-        self._thread.start()
+        self._stats_lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, name=f"tracerl-writer-{i}", daemon=True)
+                         for i in range(threads)]
+        for thread in self._threads:
+            thread.start()
 
     def submit(self, payload: bytes, rows: int) -> Future:
         """Queue one request's rows; the future resolves when they are stored (or failed)."""
@@ -70,8 +77,11 @@ class BatchWriter:
     def close(self, timeout: float | None = None) -> None:
         """Stop taking rows, write everything already queued, then stop the thread."""
         self._closed = True
-        self._queue.put(None)
-        self._thread.join(timeout)
+        for _ in self._threads:
+            self._queue.put(None)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _take_batch(self, first: _Pending) -> tuple[list[_Pending], bool]:
         batch, rows, size = [first], first.rows, len(first.payload)
@@ -91,7 +101,7 @@ class BatchWriter:
                 except queue.Empty:
                     continue
             if item is None:
-                stop = True
+                stop = True  # this thread's stop signal: write what it holds, then end
                 break
             batch.append(item)
             rows += item.rows
@@ -115,14 +125,16 @@ class BatchWriter:
                 for pending in batch:
                     self._write([pending])
                 return
-            self.stats.failed_batches += 1
+            with self._stats_lock:
+                self.stats.failed_batches += 1
             log.warning("insert of %d rows failed: %s", batch[0].rows, exc)
             batch[0].future.set_exception(StoreUnavailable(str(exc)))
             return
-        self.stats.batches += 1
-        self.stats.insert_seconds += time.perf_counter() - started
+        with self._stats_lock:
+            self.stats.batches += 1
+            self.stats.insert_seconds += time.perf_counter() - started
+            self.stats.rows += sum(p.rows for p in batch)
         for pending in batch:
-            self.stats.rows += pending.rows
             pending.future.set_result(pending.rows)
 
     def _run(self) -> None:
@@ -134,14 +146,19 @@ class BatchWriter:
             self._write(batch)
             if stop:
                 break
-        # Drain whatever raced in before close() flipped the flag.
-        leftovers = []
+        # Drain whatever raced in before close() flipped the flag; other threads' stop signals
+        # met on the way go back in the queue for them.
+        leftovers, signals = [], 0
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if item is not None:
+            if item is None:
+                signals += 1
+            else:
                 leftovers.append(item)
+        for _ in range(signals):
+            self._queue.put(None)
         if leftovers:
             self._write(leftovers)
