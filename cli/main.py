@@ -11,6 +11,7 @@ import typer
 from tracerl import __version__
 from tracerl.collector.cli import collector
 from tracerl.store.cli import sql
+from tracerl.transition_builder.cli import build, reward
 
 app = typer.Typer(
     name="tracerl",
@@ -22,6 +23,8 @@ app = typer.Typer(
 )
 app.command(help=collector.__doc__)(collector)
 app.command(help=sql.__doc__)(sql)
+app.command(help=build.__doc__)(build)
+app.command(help=reward.__doc__)(reward)
 
 
 @app.callback()

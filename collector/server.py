@@ -8,7 +8,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from tracerl.store import DEFAULT_TRACES_TABLE, ensure_schema, resolve_dsn
+from tracerl.store import DEFAULT_TRACES_TABLE, ensure_schema, ensure_tracerl_schema, resolve_dsn
 from tracerl.store.engine import open_engine
 from tracerl.store.owner import OwnerInfo, remove_owner, write_owner
 
@@ -64,6 +64,7 @@ class Collector:
         database = c.database or self.dsn.database
         self.engine = open_engine(self.dsn)
         ensure_schema(self.engine.execute, database, c.traces_table, c.ttl)
+        ensure_tracerl_schema(self.engine.execute, database, c.traces_table)
         columns = ", ".join(f"`{name}`" for name in INSERT_COLUMNS)
         statement = f"INSERT INTO `{database}`.`{c.traces_table}` ({columns})"
         self.writer = BatchWriter(self.engine, statement, max_batch_rows=c.max_batch_rows,

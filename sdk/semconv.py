@@ -69,11 +69,55 @@ REWARD_VALUE = "tracerl.reward.value"
 REWARD_NAME = "tracerl.reward.name"
 REWARD_COMPONENT_PREFIX = "tracerl.reward.component."
 REWARD_PRIMARY = "reward"
+# who supplied a reward after the rollout ended (`tracerl reward`); absent for in-rollout rewards
+REWARD_SOURCE = "tracerl.reward.source"
+REWARD_SOURCE_OFFLINE = "offline"
+
+# --- wire-format version ----------------------------------------------------------------------
+# Optional, on the rollout root span or the resource. The transition builder skips a rollout that
+# declares a version it does not read (reason `schema_version_mismatch`); absent means current.
+SCHEMA_VERSION_ATTR = "tracerl.schema.version"
+SCHEMA_VERSION = "1"
 
 # --- semantic variables -----------------------------------------------------------------------
 EVENT_VARIABLE = "tracerl.variable"
 VARIABLE_NAME = "tracerl.variable.name"
 VARIABLE_VALUE = "tracerl.variable.value"
+
+# --- other conventions the transition builder reads -------------------------------------------
+# The older flattened GenAI form (OpenLLMetry): gen_ai.prompt.<i>.role / .content,
+# gen_ai.completion.<i>.role / .content / .finish_reason / .tool_calls.<j>.name / .arguments.
+GEN_AI_PROMPT_PREFIX = "gen_ai.prompt."
+GEN_AI_COMPLETION_PREFIX = "gen_ai.completion."
+GEN_AI_USAGE_PROMPT_TOKENS = "gen_ai.usage.prompt_tokens"
+GEN_AI_USAGE_COMPLETION_TOKENS = "gen_ai.usage.completion_tokens"
+LLM_REQUEST_TYPE = "llm.request.type"
+# OpenInference: llm.input_messages.<i>.message.role / .content / .contents.<j>.message_content.text
+# / .tool_calls.<j>.tool_call.function.name / .arguments / .tool_call_id; llm.output_messages.<i>...
+OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
+OPENINFERENCE_KIND_LLM = "LLM"
+OPENINFERENCE_KIND_AGENT = "AGENT"
+OPENINFERENCE_KIND_TOOL = "TOOL"
+OPENINFERENCE_INPUT_MESSAGES = "llm.input_messages."
+OPENINFERENCE_OUTPUT_MESSAGES = "llm.output_messages."
+OPENINFERENCE_MODEL_NAME = "llm.model_name"
+OPENINFERENCE_PROMPT_TOKENS = "llm.token_count.prompt"
+OPENINFERENCE_COMPLETION_TOKENS = "llm.token_count.completion"
+OPENINFERENCE_AGENT_NAME = "agent.name"
+
+# --- double recording: one model call, one transition ------------------------------------------
+# A framework instrumentation (LangChain, OpenAI Agents SDK, openinference...) may record an LLM
+# span for the same model call as the OpenAI-client instrumentation. The rule, which recorders
+# follow and the transition builder applies:
+#   1. The client span is a descendant of the framework span of the same call (the client runs
+#      inside the framework's call), and/or both carry the same gen_ai.response.id.
+#   2. An LLM span with an LLM-span descendant is a wrapper of that call, never a call of its own.
+#      Among LLM spans sharing one gen_ai.response.id, the one with token ids
+#      (tracerl.llm.response_token_ids) wins, else the deepest in the tree.
+#   3. The kept span is the one nearest the wire (it has the token ids and exact request); a
+#      wrapper only lends what the kept span lacks (messages, model). Agent attribution comes from
+#      the nearest invoke_agent ancestor, which the two spans share.
+DOUBLE_RECORDING_RULE = "descendant-or-same-response-id; keep the client span"
 
 # --- environment variables of tracerl (the OTEL_* ones keep their standard meaning) -----------
 ENV_CAPTURE_TOKENS = "TRACERL_CAPTURE_TOKENS"

@@ -5,7 +5,8 @@ This package is the only place that knows SQL dialect details; the schema lives 
 
 from .client import connect
 from .dsn import StoreDSN, StoreError, resolve_dsn
-from .schema import DEFAULT_DATABASE, DEFAULT_TRACES_TABLE, ensure_schema, schema_statements
+from .schema import (DEFAULT_DATABASE, DEFAULT_TRACES_TABLE, ensure_schema, ensure_tracerl_schema, schema_statements,
+                     tracerl_schema_statements)
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -14,6 +15,8 @@ __all__ = [
     "StoreError",
     "connect",
     "ensure_schema",
+    "ensure_tracerl_schema",
     "resolve_dsn",
     "schema_statements",
+    "tracerl_schema_statements",
 ]

@@ -61,6 +61,34 @@ def schema_statements(
     return [Template(load_sql(name)).substitute(values) for name in SCHEMA_FILES]
 
 
+TRACERL_SCHEMA_FILES = (
+    "tracerl_transitions.sql",
+    "tracerl_builds.sql",
+    "tracerl_llm_calls.sql",  # before tracerl_rollouts, which reads it
+    "tracerl_rewards.sql",
+    "tracerl_rollouts.sql",
+)
+
+
+def tracerl_schema_statements(database: str = DEFAULT_DATABASE, traces_table: str = DEFAULT_TRACES_TABLE) -> list[str]:
+    """DDL for tracerl's own objects over a traces table: the builder's tables
+    (``tracerl_transitions``, ``tracerl_builds``) and the debugging views (``tracerl_llm_calls``,
+    ``tracerl_rewards``, ``tracerl_rollouts``)."""
+    values = {"database": check_identifier(database, "database"),
+              "table": check_identifier(traces_table, "table")}
+    return [Template(load_sql(name)).substitute(values) for name in TRACERL_SCHEMA_FILES]
+
+
+def ensure_tracerl_schema(
+    execute: Callable[[str], object],
+    database: str = DEFAULT_DATABASE,
+    traces_table: str = DEFAULT_TRACES_TABLE,
+) -> None:
+    """Create tracerl's tables and views where missing (idempotent, ``IF NOT EXISTS``)."""
+    for statement in tracerl_schema_statements(database, traces_table):
+        execute(statement)
+
+
 def ensure_schema(
     execute: Callable[[str], object],
     database: str = DEFAULT_DATABASE,
