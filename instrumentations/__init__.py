@@ -1,5 +1,5 @@
-"""tracerl's instrumentors, one subpackage per library (openai here; langchain, autogen and
-openai_agents follow the same pattern).
+"""tracerl's instrumentors, one subpackage per library: the OpenAI client (``openai``) and the
+agent frameworks built on it (``langchain``, ``autogen``, ``openai_agents``).
 
 Each is an OpenTelemetry ``BaseInstrumentor`` registered as an ``opentelemetry_instrumentor``
 entry point whose name starts with ``tracerl_`` (so it never clashes with the many packages that
@@ -18,6 +18,9 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
 REGISTRY: dict[str, str] = {
     "tracerl_openai": "tracerl.instrumentations.openai:OpenAIInstrumentor",
+    "tracerl_langchain": "tracerl.instrumentations.langchain:LangChainInstrumentor",
+    "tracerl_autogen": "tracerl.instrumentations.autogen:AutoGenInstrumentor",
+    "tracerl_openai_agents": "tracerl.instrumentations.openai_agents:OpenAIAgentsInstrumentor",
 }
 
 logger = logging.getLogger("tracerl.instrumentations")

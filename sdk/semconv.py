@@ -131,6 +131,26 @@ ENV_TRACESTATE = "TRACESTATE"
 SCOPE_SDK = "tracerl"
 SCOPE_OPENAI = "tracerl.instrumentations.openai"
 
+# --- framework plugins (instrumentations/langchain, autogen, openai_agents) -------------------
+# Each plugin makes agent spans (invoke_agent + gen_ai.agent.name) and execute_tool spans; where
+# it also records the model call (LangChain, OpenAI Agents SDK), it follows the double-recording
+# rule above: its span is current during the call, so the OpenAI-client span is its child, and
+# both carry the same gen_ai.response.id.
+SCOPE_LANGCHAIN = "tracerl.instrumentations.langchain"
+SCOPE_AUTOGEN = "tracerl.instrumentations.autogen"
+SCOPE_OPENAI_AGENTS = "tracerl.instrumentations.openai_agents"
+# LangChain runnable metadata that makes a run an agent span: True (the run's name) or the name.
+LANGCHAIN_AGENT_METADATA = "tracerl.agent"
+# tracerl.variable names the plugins record on each agent span: what it got and what it gave.
+VAR_AGENT_INPUT = "agent.input"
+VAR_AGENT_OUTPUT = "agent.output"
+# OpenAI Agents SDK handoff span (GenAI names no handoff yet).
+SPAN_HANDOFF = "handoff"
+HANDOFF_FROM_AGENT = "tracerl.handoff.from_agent"
+HANDOFF_TO_AGENT = "tracerl.handoff.to_agent"
+# The SDK's own exporters (to OpenAI's trace backend) stay on only when this is 1.
+ENV_OPENAI_AGENTS_KEEP_PROCESSORS = "TRACERL_OPENAI_AGENTS_KEEP_PROCESSORS"
+
 
 def reward_component(name: str) -> str:
     """Attribute key of one named reward component."""

@@ -75,8 +75,10 @@ def render_responses_input(body: dict) -> str:
 
 @dataclass
 class Reply:
-    """One scripted answer. ``tool_calls``: list of ``(name, arguments_dict)``. ``status`` other
-    than 200 answers with an OpenAI-style error body carrying ``error``."""
+    """One scripted answer. ``tool_calls``: list of ``(name, arguments_dict)``, with ids
+    ``call_0``, ``call_1``... unless ``call_ids`` names them (agent frameworks such as the OpenAI
+    Agents SDK reject an id reused across turns). ``status`` other than 200 answers with an
+    OpenAI-style error body carrying ``error``."""
 
     content: str = "ok"
     tool_calls: list = field(default_factory=list)
@@ -84,6 +86,10 @@ class Reply:
     status: int = 200
     error: str = "scripted error"
     delay_s: float = 0.0
+    call_ids: list | None = None
+
+    def call_id(self, i: int) -> str:
+        return self.call_ids[i] if self.call_ids and i < len(self.call_ids) else f"call_{i}"
 
 
 @dataclass
@@ -205,7 +211,7 @@ class _Chat(_Answer):
         return render_chat(self.body.get("messages") or [])
 
     def tool_calls(self):
-        return [{"id": f"call_{i}", "type": "function",
+        return [{"id": self.reply.call_id(i), "type": "function",
                  "function": {"name": name, "arguments": json.dumps(args)}}
                 for i, (name, args) in enumerate(self.reply.tool_calls)]
 
@@ -306,7 +312,7 @@ class _Responses(_Answer):
             output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                            "content": [part]})
         for i, (name, args) in enumerate(self.reply.tool_calls):
-            output.append({"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": name,
+            output.append({"type": "function_call", "id": f"fc_{i}", "call_id": self.reply.call_id(i), "name": name,
                            "arguments": json.dumps(args), "status": "completed"})
         out = {"id": rid or self.server._id("resp"), "object": "response", "created_at": self.created,
                "model": self.model, "status": "completed", "output": output, "usage": self.usage(),

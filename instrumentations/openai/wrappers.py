@@ -50,11 +50,21 @@ def _finish(endpoint: str, span, result, stream_types):
             return TracedStream(result, _SpanEnd(span, ACCUMULATOR[endpoint](), log_bug))
         if async_stream is not None and isinstance(result, async_stream):
             return TracedAsyncStream(result, _SpanEnd(span, ACCUMULATOR[endpoint](), log_bug))
-        if hasattr(result, "choices") or hasattr(result, "output"):
-            span.set_attributes(attributes(OUTCOME[endpoint](result)))
+        reply = _parsed(result)
+        if hasattr(reply, "choices") or hasattr(reply, "output"):
+            span.set_attributes(attributes(OUTCOME[endpoint](reply)))
     except Exception:
         log_bug(f"{endpoint} response")
     span.end()
+    return result
+
+
+def _parsed(result):
+    """The reply inside openai's raw-response wrapper (``with_raw_response.create``, the way
+    LangChain's ChatOpenAI calls the client), else ``result`` itself. ``parse()`` caches its
+    result, so the caller's own ``parse()`` later costs nothing extra."""
+    if hasattr(result, "http_response") and callable(getattr(result, "parse", None)):
+        return result.parse()
     return result
 
 
