@@ -120,8 +120,9 @@ def drive(protocol: str, endpoint: str, kind: str, n_spans: int, processes: int,
 # --- raw inserts, the baseline ----------------------------------------------------------------
 
 def raw_baseline(kind: str, n_spans: int, batch: int, store: str) -> dict:
-    """Insert the same rows straight into chdb: the engine's bulk JSONEachRow insert (the ceiling
-    any writer can reach) and clickhouse-connect's insert of Python rows (what a script writing
+    """Insert the same rows straight into chdb, three ways: the engine's bulk JSONEachRow insert in
+    one statement (the ceiling any writer can reach), one statement per export request (a writer
+    without group commit), and clickhouse-connect's insert of Python rows (what a script writing
     rows itself would do). Runs in a child process: chdb opens one path per process."""
     code = f"""
 import json, time, sys
@@ -139,6 +140,10 @@ data = b"[" + b",".join(b[1:-1] for b in blocks) + b"]"
 t = time.perf_counter()
 client.raw_insert("otel_traces", column_names=list(INSERT_COLUMNS), insert_block=data, fmt="JSONEachRow")
 bulk = time.perf_counter() - t
+t = time.perf_counter()
+for b in blocks:  # one statement per export request, as a collector without group commit would
+    client.raw_insert("otel_traces", column_names=list(INSERT_COLUMNS), insert_block=b, fmt="JSONEachRow")
+per_request = time.perf_counter() - t
 rows = []
 for b in blocks:
     for r in orjson.loads(b):
@@ -152,7 +157,8 @@ for i in range(0, len(rows), 20000):
     client.insert("otel_traces", rows[i:i + 20000], column_names=list(INSERT_COLUMNS))
 rowwise = time.perf_counter() - t
 n = client.command("SELECT count() FROM otel_traces")
-print(json.dumps({{"bulk_s": {n_spans} / bulk, "client_s": {n_spans} / rowwise, "stored": n}}))
+print(json.dumps({{"bulk_s": {n_spans} / bulk, "client_s": {n_spans} / rowwise,
+                  "per_request_s": {n_spans} / per_request, "stored": n}}))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -199,7 +205,8 @@ def main() -> None:
     ap.add_argument("--kind", choices=["small", "llm", "both"], default="both")
     ap.add_argument("--small-spans", type=int, default=200_000)
     ap.add_argument("--llm-spans", type=int, default=8_000)
-    ap.add_argument("--processes", type=int, default=4, help="concurrent exporter processes")
+    ap.add_argument("--processes", default="4,16",
+                    help="concurrent exporter processes; a comma-separated list runs each (default 4,16)")
     ap.add_argument("--batch", type=int, default=512, help="spans per export request (the SDK's default)")
     args = ap.parse_args()
 
@@ -207,7 +214,8 @@ def main() -> None:
     protocols = ["grpc", "http"] if args.protocol == "both" else [args.protocol]
     if args.endpoint and len(protocols) != 1:
         ap.error("--endpoint needs --protocol grpc or http")
-    print(f"machine: {os.cpu_count()} cores; {args.processes} exporter processes; {args.batch} spans per request")
+    process_counts = [int(p) for p in str(args.processes).split(",")]
+    print(f"machine: {os.cpu_count()} cores; {args.batch} spans per export request")
     tmp = tempfile.mkdtemp(prefix="tracerl-bench-")
     try:
         for kind in kinds:
@@ -215,28 +223,30 @@ def main() -> None:
             raw = raw_baseline(kind, n, args.batch, os.path.join(tmp, f"raw-{kind}"))
             print(f"\n{kind} spans ({n:,})")
             print(f"  raw chdb bulk insert (pre-serialized JSONEachRow, one statement): {raw['bulk_s']:>10,.0f} spans/s")
+            print(f"  raw chdb insert per request ({args.batch} rows per statement):          {raw['per_request_s']:>10,.0f} spans/s")
             print(f"  raw clickhouse-connect insert (Python rows, 20k per insert):      {raw['client_s']:>10,.0f} spans/s")
-            for protocol in protocols:
+            for protocol, processes in [(p, n) for p in protocols for n in process_counts]:
                 if args.endpoint:
-                    result = drive(protocol, args.endpoint, kind, n, args.processes, args.batch)
+                    result = drive(protocol, args.endpoint, kind, n, processes, args.batch)
                     check = ""
                 else:
-                    store = os.path.join(tmp, f"collector-{kind}-{protocol}")
+                    store = os.path.join(tmp, f"collector-{kind}-{protocol}-{processes}")
                     proc, ports = start_collector(store)
                     try:
                         endpoint = (f"127.0.0.1:{ports['grpc']}" if protocol == "grpc"
                                     else f"http://127.0.0.1:{ports['http']}/v1/traces")
-                        result = drive(protocol, endpoint, kind, n, args.processes, args.batch)
+                        result = drive(protocol, endpoint, kind, n, processes, args.batch)
                         check = f"  stored {stored(ports, kind):,}/{result['spans']:,}"
                     finally:
                         proc.terminate()
                         proc.wait(60)
                     summary = [ln for ln in open(store + ".log") if "stopped (" in ln]
                     check += "\n      " + (summary[0].strip().split("stopped ")[-1] if summary else "")
-                print(f"  collector OTLP/{protocol:<4} {result['spans_s']:>10,.0f} spans/s {result['mb_s']:>7.1f} MB/s"
-                      f"  ({result['bytes_per_span']:,.0f} B/span on the wire)"
-                      f"  ratio collector/raw bulk = {result['spans_s'] / raw['bulk_s']:.2f},"
-                      f" collector/raw client = {result['spans_s'] / raw['client_s']:.2f}{check}")
+                print(f"  collector OTLP/{protocol:<4} {processes:>2} exporters {result['spans_s']:>9,.0f} spans/s "
+                      f"{result['mb_s']:>6.1f} MB/s ({result['bytes_per_span']:,.0f} B/span on the wire)"
+                      f"  collector/raw: bulk {result['spans_s'] / raw['bulk_s']:.2f},"
+                      f" per-request {result['spans_s'] / raw['per_request_s']:.2f},"
+                      f" client {result['spans_s'] / raw['client_s']:.2f}{check}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

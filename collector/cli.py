@@ -62,4 +62,4 @@ def collector(
     server.stop()
     w = server.writer.stats
     typer.echo(f"tracerl collector: stopped ({w.rows} spans in {w.batches} inserts; {w.insert_seconds:.1f}s "
-               f"inserting, {server.ingest.decode_seconds:.1f}s decoding)", err=True)
+               f"inserting, {server.ingest.decode_seconds:.1f} thread-seconds decoding)", err=True)

@@ -49,3 +49,17 @@ def kvlist(**items):
 ])
 def test_as_string_matches_pdata(value, text):
     assert as_string(value) == text
+
+
+def test_long_int_arrays_take_the_columnar_path_and_match():
+    """Token-id arrays are decoded from the wire bytes in numpy; every varint width and sign must
+    come out as Go's json.Marshal would write it."""
+    import random
+
+    rng = random.Random(7)
+    edge = [0, 1, 127, 128, 16383, 16384, 2**31, -1, -(2**63), 2**63 - 1]
+    for n in (16, 17, 600, 2000):
+        values = [rng.choice(edge + [rng.randint(-(2**40), 2**40)]) for _ in range(n)]
+        assert as_string(array(*(av(int_value=v) for v in values))) == "[" + ",".join(map(str, values)) + "]"
+    mixed = [av(int_value=i) for i in range(20)] + [av(string_value="x")]
+    assert as_string(array(*mixed)) == "[" + ",".join(map(str, range(20))) + ',"x"]'
