@@ -8,7 +8,8 @@ in the ``query`` URL parameter and/or the body, ``FORMAT``, ``default_format``, 
 sent as URL parameters are accepted and ignored. ClickHouse itself (chdb) runs every statement.
 
 With a token configured, reads stay open and writes and DDL need it (``Authorization: Bearer``,
-the basic-auth password, or ``X-ClickHouse-Key``).
+the basic-auth password, or ``X-ClickHouse-Key``); anonymous reads then run with ClickHouse's
+``readonly=1``, which also rules out table functions such as ``file()`` and ``url()``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ import uuid
 from urllib.parse import parse_qsl, urlsplit
 
 from tracerl.store.engine import EmbeddedEngine, EngineQueryError
-from tracerl.store.statements import is_insert, is_read_only, split_format, split_insert_body
+from tracerl.store.statements import (
+    is_insert,
+    is_read_only,
+    split_format,
+    split_insert_body,
+    writes_local_file,
+)
 
 from .httpbase import BadBody, BodyTooLarge, Handler, Server
 
@@ -100,7 +107,11 @@ def make_handler(engine: EmbeddedEngine, token: str, max_body_bytes: int) -> typ
                 sql = url_query + (" " + body.decode("utf-8", "replace") if body else "")
             if not sql.strip():
                 return self._error(400, "Code: 62. DB::Exception: Empty query. (SYNTAX_ERROR)")
-            if not is_read_only(sql) and not self._authorized():
+            if writes_local_file(sql):
+                return self._error(400, "Code: 48. DB::Exception: INTO OUTFILE is not supported over HTTP; "
+                                        "read the result from the response instead. (NOT_IMPLEMENTED)")
+            trusted = self._authorized()
+            if not is_read_only(sql) and not trusted:
                 return self._error(401, "Code: 516. DB::Exception: writes and DDL on this endpoint need the "
                                         "collector's token. (AUTHENTICATION_FAILED)")
             query_params = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
@@ -116,7 +127,8 @@ def make_handler(engine: EmbeddedEngine, token: str, max_body_bytes: int) -> typ
                     out = b""
                 else:
                     fmt = split_format(sql)[1] or fmt
-                    out = engine.execute(sql, fmt, query_params, database)
+                    # Anonymous readers of a token-guarded endpoint get a readonly=1 session.
+                    out = engine.execute(sql, fmt, query_params, database, readonly=not trusted)
             except EngineQueryError as exc:
                 message = str(exc)
                 status = 404 if "UNKNOWN_TABLE" in message or "UNKNOWN_DATABASE" in message else (

@@ -3,8 +3,10 @@ endpoint, started and stopped in the right order."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import socket
 import threading
 from dataclasses import dataclass
 
@@ -61,6 +63,11 @@ class Collector:
         grpc_addr = split_hostport(c.grpc, "--grpc") if c.grpc else None
         http_addr = split_hostport(c.http, "--http") if c.http else None
         query_addr = split_hostport(c.query, "--query") if (c.query and self.dsn.embedded) else None
+        exposed = [f"{h}:{p}" for h, p in filter(None, (grpc_addr, http_addr, query_addr))
+                   if not _is_loopback(h)]
+        if exposed and not c.token:
+            log.warning("listening beyond loopback on %s without a token: anyone who can reach it "
+                        "can write spans and run SQL; set --token", ", ".join(exposed))
         database = c.database or self.dsn.database
         self.engine = open_engine(self.dsn)
         ensure_schema(self.engine.execute, database, c.traces_table, c.ttl)
@@ -132,6 +139,13 @@ class Collector:
         if self.query_port:
             parts.append(f"queries http://{self.config.query.rpartition(':')[0]}:{self.query_port}")
         return f"tracerl collector: store {self.dsn}; " + "; ".join(parts)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
 
 
 def _client_host(host: str) -> str:

@@ -32,7 +32,11 @@ class EngineQueryError(Exception):
 
 class EmbeddedEngine:
     """chdb in this process. One chdb connection per thread, so queries from the query endpoint
-    and inserts from the writer run side by side in the engine (chdb releases the GIL)."""
+    and inserts from the writer run side by side in the engine (chdb releases the GIL).
+
+    ``execute(..., readonly=True)`` runs on connections opened with ClickHouse's ``readonly=1``:
+    no writes, no DDL, no settings changes and no table functions (``file()``, ``url()``), for
+    callers that are not trusted with more."""
 
     def __init__(self, dsn: StoreDSN):
         import chdb  # the collector extra
@@ -51,26 +55,28 @@ class EmbeddedEngine:
                 "path; is another process (a collector, a notebook) holding it?"
             ) from exc
 
-    def _connection(self):
-        conn = getattr(self._local, "conn", None)
+    def _connection(self, readonly: bool = False):
+        key = "ro" if readonly else "rw"
+        conn = getattr(self._local, key, None)
         if conn is None:
-            conn = self._chdb.connect(self.dsn.path)
-            self._local.conn = conn
-            self._local.database = None
+            conn = self._chdb.connect(self.dsn.path + ("?readonly=1" if readonly else ""))
+            setattr(self._local, key, conn)
+            setattr(self._local, key + "_database", None)
             with self._lock:
                 self._all.append(conn)
         return conn
 
-    def _use(self, conn, database: str | None) -> None:
+    def _use(self, conn, database: str | None, readonly: bool = False) -> None:
         database = database or self.dsn.database
-        if self._local.database != database:
+        key = ("ro" if readonly else "rw") + "_database"
+        if getattr(self._local, key) != database:
             conn.query(f"USE `{database}`")
-            self._local.database = database
+            setattr(self._local, key, database)
 
-    def execute(self, sql, fmt="TabSeparated", params=None, database=None) -> bytes:
-        conn = self._connection()
+    def execute(self, sql, fmt="TabSeparated", params=None, database=None, readonly=False) -> bytes:
+        conn = self._connection(readonly)
         try:
-            self._use(conn, database)
+            self._use(conn, database, readonly)
             result = conn.query(sql, fmt, params=params or None)
         except Exception as exc:  # noqa: BLE001
             raise EngineQueryError(str(exc)) from None

@@ -19,6 +19,15 @@ def is_read_only(sql: str) -> bool:
     return bool(_READ_ONLY.match(strip_comments(sql)))
 
 
+_INTO_OUTFILE = re.compile(r"\bINTO\s+OUTFILE\b", re.I)
+
+
+def writes_local_file(sql: str) -> bool:
+    """``SELECT ... INTO OUTFILE`` writes where the engine runs; a ClickHouse server refuses it
+    over HTTP, and so does tracerl's endpoint."""
+    return bool(_INTO_OUTFILE.search(strip_comments(sql)))
+
+
 def is_insert(sql: str) -> bool:
     return bool(_INSERT.match(strip_comments(sql)))
 

@@ -75,6 +75,17 @@ def test_token_guards_writes_but_not_reads(make_collector):
     authorized.command("CREATE TABLE guarded (a UInt8) ENGINE = Memory")
     authorized.insert("guarded", [[1], [2]], column_names=["a"])
     assert anonymous.query("SELECT sum(a) FROM guarded").result_rows == [(3,)]
+    # Anonymous readers get ClickHouse's readonly mode: no table functions reaching files or URLs.
+    with pytest.raises(DatabaseError, match="READONLY|readonly"):
+        anonymous.query("SELECT * FROM file('/etc/hostname', 'LineAsString')")
+    assert authorized.query("SELECT count() > 0 FROM file('/etc/hostname', 'LineAsString')").result_rows == [(True,)]
+
+
+def test_into_outfile_is_refused(collector, tmp_path):
+    target = tmp_path / "leak.txt"
+    with pytest.raises(DatabaseError, match="INTO OUTFILE is not supported"):
+        collector.client().query(f"SELECT 1 INTO OUTFILE '{target}'")
+    assert not target.exists()
 
 
 def run_cli(*args, env=None):
