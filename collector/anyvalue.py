@@ -117,10 +117,16 @@ def _json_array(array) -> str:
             return "[" + ",".join([str(x.int_value) for x in values]) + "]"
         return orjson.dumps(_varints(wire), option=orjson.OPT_SERIALIZE_NUMPY).decode()
     if _ALL_DOUBLES.fullmatch(wire):
-        doubles = struct.unpack("<" + "3xd" * len(values), wire)
-        text = ",".join(map(repr, doubles))
-        if "e" not in text and "n" not in text and ".0," not in text and not text.endswith(".0"):
-            return "[" + text + "]"
+        # orjson writes the same shortest digits as Go; only its exponent cut-offs and a
+        # trailing ".0" differ, so just those numbers are rewritten. NaN and infinities come out
+        # as null, where Go's json.Marshal fails and AsString gives "".
+        text = orjson.dumps(struct.unpack("<" + "3xd" * len(values), wire)).decode()
+        if "null" in text:
+            raise _Unsupported
+        if "e" in text or ".0," in text or text.endswith(".0]"):
+            text = "[" + ",".join(p if "e" not in p and not p.endswith(".0") else go_float(float(p))
+                                  for p in text[1:-1].split(",")) + "]"
+        return text
     return "[" + ",".join([_json_value(x) for x in values]) + "]"
 
 

@@ -63,3 +63,14 @@ def test_long_int_arrays_take_the_columnar_path_and_match():
         assert as_string(array(*(av(int_value=v) for v in values))) == "[" + ",".join(map(str, values)) + "]"
     mixed = [av(int_value=i) for i in range(20)] + [av(string_value="x")]
     assert as_string(array(*mixed)) == "[" + ",".join(map(str, range(20))) + ',"x"]'
+
+
+def test_double_arrays_match_go_whatever_the_exponent():
+    """Logprob arrays go through orjson; numbers where its notation differs from Go's are rewritten."""
+    import random
+
+    rng = random.Random(3)
+    edge = [0.0, -0.0, 1.0, -3.0, 1e-7, -1.2e-5, 1e-6, 9.99e-7, 1e16, 1e21, 1.5e22, 5e-324, 0.1]
+    for _ in range(300):
+        values = [rng.choice(edge + [-rng.random() * 30, rng.uniform(-1e-4, 1e-4)]) for _ in range(rng.choice([1, 3, 40]))]
+        assert as_string(array(*(av(double_value=v) for v in values))) == "[" + ",".join(map(go_float, values)) + "]"
