@@ -15,12 +15,20 @@ LangChain reports every run (chain, chat model, tool) to the callback handlers w
 Every other run (prompt templates, parsers, routing functions, LangGraph's internal writes) is
 only remembered, so that the runs below it find their agent. Each span is attached to the
 current OpenTelemetry context while its run is active, because that is where LangChain then
-calls the model client; its parent is taken from the run tree, so the tree stays right even
-when a step ends in another thread.
+calls the model client; its parent is taken from the run tree (down from the context current
+when the outermost run started), so the tree stays right even when a step ends in another
+thread or task.
+
+One exception to attaching: an agent run started on a running event loop. Async LangGraph
+starts a node's run in the caller's task and ends it in another, so the span could never be
+detached there and would stay current in the caller after the graph returned. Such agent spans
+are parents by the run tree only; the model and tool runs inside still attach their own spans
+(they start and end in one place), so their OpenAI-client spans still nest under them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from dataclasses import dataclass
@@ -47,6 +55,7 @@ log_bug = OnceLogger(logger)
 class _Run:
     parent: "_Run | None"
     agent: str | None  # the agent this run belongs to (its own name when it opened the agent)
+    ctx: Any = None  # the context current when the outermost run started: parent of last resort
     span: Any = None  # only for runs that became spans
     token: Any = None
     is_agent: bool = False
@@ -79,6 +88,10 @@ class TracerlCallbackHandler(BaseCallbackHandler):
         with self._lock:
             return self._runs.get(parent_run_id)
 
+    def _plain(self, run_id, parent: "_Run | None", agent) -> _Run:
+        """Remember a run that makes no span, so the runs below it find their agent and context."""
+        return self._remember(run_id, _Run(parent, agent, _root_context(parent)))
+
     def _remember(self, run_id, run: _Run) -> _Run:
         with self._lock:
             self._runs[run_id] = run
@@ -86,11 +99,12 @@ class TracerlCallbackHandler(BaseCallbackHandler):
 
     def _start(self, run_id, parent: "_Run | None", agent, name: str, attrs: dict, kind=SpanKind.INTERNAL,
                is_agent=False) -> _Run:
+        root_ctx = _root_context(parent)
         above = parent.nearest_span() if parent is not None else None
-        ctx = trace.set_span_in_context(above) if above is not None else otel_context.get_current()
+        ctx = trace.set_span_in_context(above) if above is not None else root_ctx
         span = self.tracer.start_span(name, context=ctx, kind=kind, attributes=attrs)
-        run = _Run(parent, agent, span, attach(span), is_agent)
-        return self._remember(run_id, run)
+        token = None if is_agent and _on_event_loop() else attach(span)
+        return self._remember(run_id, _Run(parent, agent, root_ctx, span, token, is_agent))
 
     def _end(self, run_id, error: BaseException | None = None) -> "_Run | None":
         with self._lock:
@@ -113,7 +127,7 @@ class TracerlCallbackHandler(BaseCallbackHandler):
             inherited = parent.agent if parent is not None else None
             name = agent_name(kwargs.get("name") or _serialized_name(serialized), tags or [], metadata or {})
             if name is None or name == inherited:
-                self._remember(run_id, _Run(parent, inherited))
+                self._plain(run_id, parent, inherited)
                 return
             attrs = {semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT, semconv.GEN_AI_AGENT_NAME: name}
             run = self._start(run_id, parent, name, f"{semconv.OP_INVOKE_AGENT} {name}", attrs, is_agent=True)
@@ -206,7 +220,7 @@ class TracerlCallbackHandler(BaseCallbackHandler):
     # --- everything else only needs to be remembered so that the runs below find their agent --
     def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, **kwargs):
         parent = self._parent(parent_run_id)
-        self._remember(run_id, _Run(parent, parent.agent if parent else None))
+        self._plain(run_id, parent, parent.agent if parent else None)
 
     def on_retriever_end(self, documents, *, run_id, **kwargs):
         self._end(run_id)
@@ -227,6 +241,18 @@ def agent_name(run_name: str | None, tags: list, metadata: dict) -> str | None:
     if node and run_name == node and "langgraph:hidden" not in tags and not str(node).startswith("__"):
         return str(node)
     return None
+
+
+def _root_context(parent: "_Run | None"):
+    return parent.ctx if parent is not None and parent.ctx is not None else otel_context.get_current()
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
 
 
 def tool_output(output):

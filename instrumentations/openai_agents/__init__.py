@@ -32,12 +32,12 @@ class OpenAIAgentsInstrumentor(TracerlInstrumentor):
 
     @classmethod
     def library_installed(cls) -> bool:
-        """The import name ``agents`` is generic; ask for the distribution instead."""
+        """The import name ``agents`` is generic: the distribution must be there too."""
         try:
             importlib.metadata.distribution("openai-agents")
-            return True
         except importlib.metadata.PackageNotFoundError:
             return False
+        return super().library_installed()
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments

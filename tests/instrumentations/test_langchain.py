@@ -4,11 +4,13 @@ subprocess under ``opentelemetry-instrument``; the stored trace is read back wit
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
 import pytest
 
+import tracerl
 from tracerl import config, semconv
 from tests.fake_openai_server import Reply, token_ids
 from tests.instrumentations.agents import langgraph_sql
@@ -66,6 +68,7 @@ def check_sql_trace(tree, answer_rows=2):
     assert variables[semconv.VAR_AGENT_OUTPUT] == {"query": WRONG, "rewrites": 0}
     [reward] = [r for r in tree.rows if r["SpanName"] == semconv.SPAN_REWARD]
     assert reward["SpanAttributes"][semconv.REWARD_VALUE] == "1"
+    assert reward["ParentSpanId"] == root["SpanId"], "no node span left current after the graph returned"
 
 
 def test_langgraph_sql_workflow_in_process(traced, llm, database):
@@ -92,3 +95,34 @@ def test_langgraph_sql_workflow_under_opentelemetry_instrument(collector, llm, d
     check_sql_trace(tree)
     # the whole rollout is one trace and nothing of it landed elsewhere
     assert collector.rows("SELECT uniqExact(TraceId) AS n FROM otel_traces WHERE ServiceName = {svc:String}", svc=SERVICE)[0]["n"] == 1
+
+
+def test_langgraph_async_rollouts_run_concurrently_stay_apart(traced, llm, database):
+    """``ainvoke`` runs a sync node in a worker thread and starts and ends its run in different
+    tasks: two rollouts at once must still each get their own tree, and the caller's context
+    must not keep a node span current afterwards."""
+    from opentelemetry import trace
+
+    llm.default = Reply("THE QUERY IS CORRECT")  # writer's "query" fails to run; checker accepts
+    graph = langgraph_sql.build_graph(llm.base_url, database)
+
+    async def one(i):
+        with tracerl.rollout(task_id=f"async-{i}", task={"i": i}) as r:
+            await graph.ainvoke({"question": f"question {i}"})
+            current = trace.get_current_span()
+        assert current is r.span
+        return r.trace_id
+
+    async def both():
+        return await asyncio.gather(one(0), one(1))
+
+    trace_ids = asyncio.run(both())
+    traced.flush()
+    for trace_id in trace_ids:
+        tree = stored_tree(traced.collector, trace_id)
+        [root] = tree.roots()
+        assert root["SpanName"] == semconv.SPAN_ROLLOUT
+        assert sorted(tree.agents()) == ["answer", "checker", "execute", "writer"]
+        assert all(a["ParentSpanId"] == root["SpanId"] for a in tree.with_op(semconv.OP_INVOKE_AGENT))
+        assert [tree.agent_of(c) for c in tree.client_calls()] == ["writer", "checker"]
+        assert [tree.agent_of(t) for t in tree.with_op(semconv.OP_EXECUTE_TOOL)] == ["execute"]
