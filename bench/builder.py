@@ -124,6 +124,7 @@ def main() -> None:
     merged = build(client, rebuild=True, aggregate="trajectory", write=True)
     trajectory_s = time.perf_counter() - started
     assert len(merged.transitions) == args.traces
+    print("build, per stage:", result.report.summary().splitlines()[-1].removeprefix("time: "))
 
     print(f"read   (plain SELECT of the same spans): {read_s:7.2f}s  {args.traces / read_s:8.0f} traces/s")
     print(f"build  (transition per call, written):   {build_s:7.2f}s  {args.traces / build_s:8.0f} traces/s"

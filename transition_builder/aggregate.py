@@ -31,8 +31,9 @@ class Sample:
 
 
 def single(index: int, agent: str, tokens: CallTokens) -> Sample:
-    return Sample(agent, [index], list(tokens.prompt_ids), list(tokens.response_ids),
-                  [1] * len(tokens.response_ids), list(tokens.logprobs), set(tokens.flags))
+    """The call as its own sample. Its id lists are shared, not copied: `merge` builds new lists."""
+    return Sample(agent, [index], tokens.prompt_ids, tokens.response_ids,
+                  [1] * len(tokens.response_ids), tokens.logprobs, set(tokens.flags))
 
 
 def extends(sample: Sample, tokens: CallTokens) -> bool:
@@ -47,10 +48,10 @@ def merge(sample: Sample, index: int, tokens: CallTokens) -> None:
     full = len(sample.prompt_ids) + len(sample.response_ids)
     observation = tokens.prompt_ids[full:]
     had_logprobs = bool(sample.logprobs) or not sample.response_ids
-    sample.response_ids += list(observation) + list(tokens.response_ids)
-    sample.response_mask += [0] * len(observation) + [1] * len(tokens.response_ids)
+    sample.response_ids = sample.response_ids + observation + tokens.response_ids
+    sample.response_mask = sample.response_mask + [0] * len(observation) + [1] * len(tokens.response_ids)
     if had_logprobs and tokens.logprobs and FLAG_NO_LOGPROBS not in sample.flags:
-        sample.logprobs += [0.0] * len(observation) + list(tokens.logprobs)
+        sample.logprobs = sample.logprobs + [0.0] * len(observation) + tokens.logprobs
     else:
         sample.logprobs = []
         sample.flags.add(FLAG_NO_LOGPROBS)

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -32,6 +34,7 @@ class BuildReport:
     duplicate_spans: int = 0
     orphans_repaired: int = 0
     double_recorded: int = 0
+    seconds: Counter = field(default_factory=Counter)  # select / read / reconstruct / write
 
     def summary(self) -> str:
         lines = [f"traces read: {self.traces_read}", f"built: {self.built}",
@@ -44,7 +47,8 @@ class BuildReport:
             lines.append(f"not found: {self.not_found}")
         repairs = (f"repairs: {self.duplicate_spans} duplicate spans dropped, {self.orphans_repaired} orphans "
                    f"re-attached, {self.double_recorded} double recordings dropped")
-        return "\n".join(lines + [repairs])
+        timing = "time: " + ", ".join(f"{k} {v:.2f}s" for k, v in self.seconds.items())
+        return "\n".join(lines + [repairs, timing])
 
 
 @dataclass
@@ -79,6 +83,7 @@ def build(client=None, *, store: str | None = None, token: str | None = None, da
     database = database or client.database or "default"
 
     report = BuildReport()
+    clock = time.perf_counter()
     params = {"trace_ids": list(traces)} if traces else None
     selected = [row[0] for row in client.query(
         candidates_query(database, since_seconds=since_s, where=where, trace_ids=bool(traces), include_built=rebuild),
@@ -91,12 +96,33 @@ def build(client=None, *, store: str | None = None, token: str | None = None, da
     elif traces:
         report.not_found = len(set(traces) - set(selected))
 
+    report.seconds["select"] = time.perf_counter() - clock
     built_at = datetime.now(timezone.utc)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the build makes millions of small objects and no cycles; collections only cost time
+    try:
+        everything = _build_batches(client, selected, report, database, traces_table, agent_pattern, retokenizer,
+                                    credit, gamma, aggregate, rebuild, write, batch_traces, built_at)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if out:
+        export.write_file(out, everything)
+    return BuildResult(everything, report)
+
+
+def _build_batches(client, selected, report, database, traces_table, agent_pattern, retokenizer, credit, gamma,
+                   aggregate, rebuild, write, batch_traces, built_at) -> list[Transition]:
+    from tracerl.store.queries import named_query
+
     span_query = named_query("builder_trace_spans", database, traces_table)
     everything: list[Transition] = []
     for start in range(0, len(selected), batch_traces):
         batch = selected[start:start + batch_traces]
+        clock = time.perf_counter()
         rows = client.query(span_query, parameters={"trace_ids": batch}).result_rows
+        report.seconds["read"] += time.perf_counter() - clock
+        clock = time.perf_counter()
         grouped = group_rows(rows)
         transitions, log = [], []
         for trace_id in batch:
@@ -119,13 +145,14 @@ def build(client=None, *, store: str | None = None, token: str | None = None, da
             transitions += made
             log.append((trace_id, status, reason, len(made), stats.get("duplicate_spans", 0),
                         stats.get("orphans_repaired", 0), stats.get("double_recorded", 0), built_at))
+        report.seconds["reconstruct"] += time.perf_counter() - clock
+        clock = time.perf_counter()
         if write:
             if rebuild:
                 client.command(named_query("builder_delete_transitions", database), parameters={"trace_ids": batch})
             export.write_table(client, transitions, database)
             export.write_build_log(client, log, database)
             report.transitions_written += len(transitions)
+        report.seconds["write"] += time.perf_counter() - clock
         everything += transitions
-    if out:
-        export.write_file(out, everything)
-    return BuildResult(everything, report)
+    return everything

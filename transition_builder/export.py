@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import timezone
 from pathlib import Path
+
+import orjson
 
 from .transitions import COLUMNS, Transition
 
@@ -12,9 +15,21 @@ BUILD_COLUMNS = ("trace_id", "status", "reason", "transitions", "duplicate_spans
 
 
 def write_table(client, transitions: list[Transition], database: str) -> None:
-    if transitions:
-        client.insert("tracerl_transitions", [t.as_row() for t in transitions], column_names=list(COLUMNS),
-                      database=database)
+    """One insert as JSONCompactEachRow: orjson writes the id arrays in C, measured about twice as
+    fast as clickhouse-connect's Native serialization of the same rows (bench/builder.py)."""
+    if not transitions:
+        return
+    times: dict = {}
+    lines = []
+    for t in transitions:
+        row = list(t.as_row())
+        stamp = row[-1]
+        if stamp not in times:
+            times[stamp] = stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        row[-1] = times[stamp]
+        lines.append(orjson.dumps(row))
+    client.raw_insert(f"`{database}`.`tracerl_transitions`", list(COLUMNS), insert_block=b"\n".join(lines),
+                      fmt="JSONCompactEachRow")
 
 
 def write_build_log(client, rows: list[tuple], database: str) -> None:

@@ -6,7 +6,7 @@ JSONL files hold the same records.
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 
 from .aggregate import aggregate
 from .credit import assign_credit
@@ -36,7 +36,8 @@ class Transition:
     built_at: object  # datetime (UTC)
 
     def as_row(self) -> tuple:
-        return astuple(self)
+        """The table row (no copies: dataclasses.astuple would deep-copy every id list)."""
+        return tuple(getattr(self, name) for name in COLUMNS)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
