@@ -126,3 +126,25 @@ def test_langgraph_async_rollouts_run_concurrently_stay_apart(traced, llm, datab
         assert all(a["ParentSpanId"] == root["SpanId"] for a in tree.with_op(semconv.OP_INVOKE_AGENT))
         assert [tree.agent_of(c) for c in tree.client_calls()] == ["writer", "checker"]
         assert [tree.agent_of(t) for t in tree.with_op(semconv.OP_EXECUTE_TOOL)] == ["execute"]
+
+
+def test_runnable_marked_as_agent_outside_langgraph(traced, llm):
+    """A plain LangChain chain becomes an agent through its metadata; the chains nested in it
+    inherit that metadata and do not open a second agent span."""
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_openai import ChatOpenAI
+
+    llm.script(Reply("a plan"))
+    model = ChatOpenAI(model="policy", base_url=llm.base_url, api_key="sk-test", max_retries=0)
+    chain = (ChatPromptTemplate.from_messages([("user", "Plan: {goal}")]) | model).with_config(
+        run_name="chain", metadata={semconv.LANGCHAIN_AGENT_METADATA: "planner"})
+    with tracerl.rollout(task_id=f"plan-{uuid.uuid4().hex[:6]}", task={"goal": "x"}) as r:
+        assert chain.invoke({"goal": "ship it"}).content == "a plan"
+    traced.flush()
+    tree = stored_tree(traced.collector, r.trace_id)
+    assert tree.agents() == ["planner"]
+    [call] = tree.client_calls()
+    assert tree.agent_of(call) == "planner"
+    [agent] = tree.with_op(semconv.OP_INVOKE_AGENT)
+    assert tree.variables(agent)[semconv.VAR_AGENT_INPUT] == {"goal": "ship it"}
+    assert tree.variables(agent)[semconv.VAR_AGENT_OUTPUT]["content"] == "a plan"
