@@ -111,20 +111,7 @@ class rollout(_Scope):
         return rollout(self.task_id, task, self.group_id, self.attempt, self.mode)
 
     def _start(self) -> trace.Span:
-        task_json = dumps(self.task, TASK_MAX_CHARS) if self.task is not None else None
-        task_id = self.task_id
-        if task_id is None:
-            if task_json is None:
-                raise ValueError("tracerl.rollout needs task_id or task")
-            task_id = hashlib.sha1(task_json.encode()).hexdigest()[:16]
-        attrs = {
-            semconv.ROLLOUT_TASK_ID: str(task_id),
-            semconv.ROLLOUT_GROUP_ID: str(self.group_id if self.group_id is not None else task_id),
-            semconv.ROLLOUT_ATTEMPT: self.attempt,
-            semconv.ROLLOUT_MODE: self.mode,
-        }
-        if task_json is not None:
-            attrs[semconv.ROLLOUT_TASK] = task_json
+        attrs = rollout_attributes(self.task_id, self.task, self.group_id, self.attempt, self.mode)
         parent = identity.parent_from_env()
         ctx = trace.set_span_in_context(trace.NonRecordingSpan(parent)) if parent else otel_context.Context()
         return _tracer.start_span(semconv.SPAN_ROLLOUT, context=ctx, kind=SpanKind.INTERNAL, attributes=attrs)
@@ -153,10 +140,37 @@ def emit_reward(value, name: str = semconv.REWARD_PRIMARY, **components) -> None
     """Record a reward: a ``tracerl.reward`` span under the current span with the primary
     ``value`` and one attribute per named component. Several calls in one rollout are
     intermediate rewards, each attached to the LLM call before it."""
+    _tracer.start_span(semconv.SPAN_REWARD, attributes=reward_attributes(value, name, components)).end()
+
+
+def rollout_attributes(task_id=None, task=None, group_id=None, attempt: int = 0, mode: str = "train") -> dict:
+    """The attributes of a ``tracerl.rollout`` root span. Shared with the gateway, which opens
+    rollouts for agents that cannot call `rollout` themselves, so both write the same shape."""
+    if mode not in semconv.ROLLOUT_MODES:
+        raise ValueError(f"mode must be one of {semconv.ROLLOUT_MODES}, not {mode!r}")
+    task_json = dumps(task, TASK_MAX_CHARS) if task is not None else None
+    if task_id is None:
+        if task_json is None:
+            raise ValueError("tracerl.rollout needs task_id or task")
+        task_id = hashlib.sha1(task_json.encode()).hexdigest()[:16]
+    attrs = {
+        semconv.ROLLOUT_TASK_ID: str(task_id),
+        semconv.ROLLOUT_GROUP_ID: str(group_id if group_id is not None else task_id),
+        semconv.ROLLOUT_ATTEMPT: int(attempt),
+        semconv.ROLLOUT_MODE: mode,
+    }
+    if task_json is not None:
+        attrs[semconv.ROLLOUT_TASK] = task_json
+    return attrs
+
+
+def reward_attributes(value, name: str = semconv.REWARD_PRIMARY, components: dict | None = None) -> dict:
+    """The attributes of a ``tracerl.reward`` span (shared with the gateway's reward endpoint).
+    Raises TypeError for a value or component that is not a number."""
     attrs = {semconv.REWARD_VALUE: _number(value, "value"), semconv.REWARD_NAME: str(name)}
-    for key, component in components.items():
+    for key, component in (components or {}).items():
         attrs[semconv.reward_component(key)] = _number(component, key)
-    _tracer.start_span(semconv.SPAN_REWARD, attributes=attrs).end()
+    return attrs
 
 
 def emit_variable(name: str, value) -> None:

@@ -70,6 +70,8 @@ def request_attributes(endpoint: str, kwargs: dict, client) -> dict:
 
 
 def _server(attrs: dict, client) -> None:
+    """``server.*`` from the client's ``base_url`` (anything with ``host`` and ``port``: openai's
+    client, or the gateway's upstream)."""
     url = getattr(client, "base_url", None)
     host = getattr(url, "host", None)
     if host:
@@ -79,15 +81,31 @@ def _server(attrs: dict, client) -> None:
             attrs[semconv.SERVER_PORT] = port
 
 
+def span_name(endpoint: str, attrs: dict) -> str:
+    """``chat <model>``, ``text_completion <model>``: the GenAI span name."""
+    model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
+    return f"{OPERATION[endpoint]} {model}" if model else OPERATION[endpoint]
+
+
+def token_capture_fields(endpoint: str, params: dict) -> dict:
+    """The request fields that ask a vLLM-style server for token ids and sampled-token logprobs,
+    less what ``params`` sets itself. Shared by the client instrumentation (as extra body) and
+    the gateway (into the JSON body it forwards), so both ask the server the same way."""
+    fields = {"return_token_ids": True}
+    if "logprobs" not in params:
+        if endpoint == CHAT:
+            fields["logprobs"] = True
+        elif endpoint == COMPLETIONS:
+            fields["logprobs"] = 1  # the completions API counts top logprobs: 1 = the sampled one
+    return fields
+
+
 def with_token_capture(endpoint: str, kwargs: dict) -> dict:
     """``kwargs`` with vLLM's ``return_token_ids`` (and logprobs) in the extra body, when
     capture is on. What the caller set explicitly is never overridden."""
     if not config.capture_tokens():
         return kwargs
     extra = dict(kwargs.get("extra_body") or {})
-    extra.setdefault("return_token_ids", True)
-    if endpoint == CHAT and kwargs.get("logprobs") in (None,) and "logprobs" not in kwargs:
-        extra.setdefault("logprobs", True)
-    elif endpoint == COMPLETIONS and "logprobs" not in kwargs:
-        extra.setdefault("logprobs", 1)  # the completions API counts top logprobs: 1 = the sampled one
+    for key, value in token_capture_fields(endpoint, kwargs).items():
+        extra.setdefault(key, value)
     return {**kwargs, "extra_body": extra}

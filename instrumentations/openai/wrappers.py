@@ -14,10 +14,8 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind
 
-from tracerl import semconv
-
 from .. import OnceLogger
-from .request import OPERATION, request_attributes, with_token_capture
+from .request import request_attributes, span_name, with_token_capture
 from .response import OUTCOME, attributes
 from .stream import ACCUMULATOR, TracedAsyncStream, TracedStream, _SpanEnd, record_error
 
@@ -32,9 +30,7 @@ def _start(tracer, endpoint: str, instance, kwargs: dict):
     try:
         send = with_token_capture(endpoint, kwargs)
         attrs = request_attributes(endpoint, kwargs, getattr(instance, "_client", None))
-        model = attrs.get(semconv.GEN_AI_REQUEST_MODEL)
-        name = f"{OPERATION[endpoint]} {model}" if model else OPERATION[endpoint]
-        span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+        span = tracer.start_span(span_name(endpoint, attrs), kind=SpanKind.CLIENT, attributes=attrs)
         token = otel_context.attach(trace.set_span_in_context(span))
         return span, token, send
     except Exception:
