@@ -43,7 +43,7 @@ class SpanTree:
         # Outermost first, so an orphan's own orphaned children can find it as their enclosure.
         for orphan in sorted(orphans, key=lambda s: -s.duration_ns):
             self.parent[orphan.span_id] = self._enclosing(orphan)
-            self.orphans_repaired += 1
+            self.orphans_repaired += bool(self.parent[orphan.span_id])  # else it stays a top span
 
     def _enclosing(self, orphan: Span) -> str:
         best = None
