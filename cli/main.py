@@ -10,6 +10,7 @@ import typer
 
 from tracerl import __version__
 from tracerl.collector.cli import collector
+from tracerl.gateway.cli import gateway
 from tracerl.store.cli import sql
 from tracerl.transition_builder.cli import build, reward
 
@@ -23,6 +24,7 @@ app = typer.Typer(
 )
 app.command(help=collector.__doc__)(collector)
 app.command(help=sql.__doc__)(sql)
+app.command(help=gateway.__doc__)(gateway)
 app.command(help=build.__doc__)(build)
 app.command(help=reward.__doc__)(reward)
 

@@ -3,13 +3,13 @@ endpoint, started and stopped in the right order."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
-import socket
 import threading
 from dataclasses import dataclass
 
+from tracerl._net import is_loopback as _is_loopback
+from tracerl._net import split_hostport
 from tracerl.store import DEFAULT_TRACES_TABLE, ensure_schema, ensure_tracerl_schema, resolve_dsn
 from tracerl.store.engine import open_engine
 from tracerl.store.owner import OwnerInfo, remove_owner, write_owner
@@ -22,13 +22,6 @@ from .query_endpoint import start_query_endpoint
 from .writer import BatchWriter
 
 log = logging.getLogger("tracerl.collector")
-
-
-def split_hostport(value: str, what: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"{what} {value!r}: expected HOST:PORT, e.g. 127.0.0.1:4317")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 @dataclass
@@ -139,13 +132,6 @@ class Collector:
         if self.query_port:
             parts.append(f"queries http://{self.config.query.rpartition(':')[0]}:{self.query_port}")
         return f"tracerl collector: store {self.dsn}; " + "; ".join(parts)
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
-    except (OSError, ValueError):
-        return False
 
 
 def _client_host(host: str) -> str:

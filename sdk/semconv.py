@@ -130,6 +130,12 @@ ENV_TRACESTATE = "TRACESTATE"
 # --- instrumentation scope names --------------------------------------------------------------
 SCOPE_SDK = "tracerl"
 SCOPE_OPENAI = "tracerl.instrumentations.openai"
+# The gateway (gateway/) records LLM spans in exactly the OpenAI-client instrumentation's shape,
+# under its own scope, and opens rollout root spans for the rollouts the trainer registers there.
+SCOPE_GATEWAY = "tracerl.gateway"
+# Request header naming the rollout of a call through the gateway (the other ways: the path prefix
+# /rollout/<key>/v1/... and the W3C `traceparent` header).
+HEADER_ROLLOUT = "x-tracerl-rollout"
 
 # --- framework plugins (instrumentations/langchain, autogen, openai_agents) -------------------
 # Each plugin makes agent spans (invoke_agent + gen_ai.agent.name) and execute_tool spans; where

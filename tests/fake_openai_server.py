@@ -12,6 +12,11 @@ prompt ids come in the first chunk and token ids with every delta. Replies are s
         ...
         server.requests[-1].body["messages"]
 
+Streams can also be delivered piece by piece (chunked), to test what sits in between: a reply
+with ``hold`` (a ``threading.Event``) sends its first event, then waits for the event before the
+rest; ``cut_after=N`` sends N events and drops the connection mid-stream. ``GET /v1/models``
+lists the server's model.
+
 Token ids come from a toy tokenizer (`tokenize`: words with their trailing space, each id a
 stable hash), so a test can compute the ids it expects. Like vLLM, ids are returned only when
 the request has ``return_token_ids: true`` and logprobs only with ``logprobs`` (unless the
@@ -87,6 +92,8 @@ class Reply:
     error: str = "scripted error"
     delay_s: float = 0.0
     call_ids: list | None = None
+    hold: threading.Event | None = None  # streams: first event, then wait for this, then the rest
+    cut_after: int | None = None  # streams: drop the connection after this many events
 
     def call_id(self, i: int) -> str:
         return self.call_ids[i] if self.call_ids and i < len(self.call_ids) else f"call_{i}"
@@ -149,6 +156,13 @@ class FakeOpenAIServer:
         with self._lock:
             self._replies.extend(replies)
 
+    def reset(self) -> None:
+        """Forget scripted replies not yet used and the recorded requests (for a server shared
+        by several tests)."""
+        with self._lock:
+            self._replies.clear()
+            self.requests.clear()
+
     def _next(self) -> Reply:
         with self._lock:
             return self._replies.popleft() if self._replies else self.default
@@ -177,11 +191,12 @@ class FakeOpenAIServer:
             return 404, "application/json", b'{"error": {"message": "no such endpoint"}}'
         answer = build(self, body, reply, want_ids, want_lp)
         if body.get("stream"):
-            events = answer.stream()
-            text = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+            events = [f"data: {json.dumps(e)}\n\n".encode() for e in answer.stream()]
             if kind != "responses":
-                text += "data: [DONE]\n\n"
-            return 200, "text/event-stream", text.encode()
+                events.append(b"data: [DONE]\n\n")
+            if reply.hold is not None or reply.cut_after is not None:
+                return 200, "text/event-stream", _Paced(events, reply)
+            return 200, "text/event-stream", b"".join(events)
         return 200, "application/json", json.dumps(answer.full()).encode()
 
 
@@ -337,6 +352,26 @@ class _Responses(_Answer):
         return events
 
 
+class _Paced:
+    """Stream events written one chunk at a time (see `Reply.hold` and `Reply.cut_after`)."""
+
+    def __init__(self, events: list[bytes], reply: Reply):
+        self.events, self.reply = events, reply
+
+    def write(self, handler: "_Handler") -> None:
+        for i, event in enumerate(self.events):
+            if self.reply.cut_after is not None and i >= self.reply.cut_after:
+                handler.close_connection = True
+                handler.wfile.flush()
+                handler.connection.shutdown(2)  # mid-stream, without the closing chunk
+                return
+            if i == 1 and self.reply.hold is not None:
+                self.reply.hold.wait(30)
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            handler.wfile.flush()
+        handler.wfile.write(b"0\r\n\r\n")
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeOpenAIServer
     protocol_version = "HTTP/1.1"
@@ -355,6 +390,23 @@ class _Handler(BaseHTTPRequestHandler):
         status, ctype, payload = self.owner.answer(self.path, body)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
+        if isinstance(payload, _Paced):
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            payload.write(self)
+            return
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self):
+        if self.path.rstrip("/") != "/v1/models":
+            self.send_error(404)
+            return
+        payload = json.dumps({"object": "list", "data": [
+            {"id": self.owner.model, "object": "model", "created": 0, "owned_by": "fake"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
