@@ -14,7 +14,7 @@ prompt ids come in the first chunk and token ids with every delta. Replies are s
 
 Streams can also be delivered piece by piece (chunked), to test what sits in between: a reply
 with ``hold`` (a ``threading.Event``) sends its first event, then waits for the event before the
-rest; ``cut_after=N`` sends N events and drops the connection mid-stream. ``GET /v1/models``
+rest (a reply that is not streamed waits for it before answering); ``cut_after=N`` sends N events and drops the connection mid-stream. ``GET /v1/models``
 lists the server's model.
 
 Token ids come from a toy tokenizer (`tokenize`: words with their trailing space, each id a
@@ -92,7 +92,8 @@ class Reply:
     error: str = "scripted error"
     delay_s: float = 0.0
     call_ids: list | None = None
-    hold: threading.Event | None = None  # streams: first event, then wait for this, then the rest
+    hold: threading.Event | None = None  # streams: first event, then wait for this, then the rest;
+    #                                      other replies: wait for this before answering
     cut_after: int | None = None  # streams: drop the connection after this many events
 
     def call_id(self, i: int) -> str:
@@ -117,6 +118,7 @@ class FakeOpenAIServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._counter = 0
+        self._connections: set = set()
 
     # --- lifecycle ---
     def start(self) -> "FakeOpenAIServer":
@@ -132,10 +134,18 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening and drop the open (keep-alive) connections, as a server that dies would."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for conn in connections:
+            try:
+                conn.shutdown(2)
+            except OSError:
+                pass
 
     def __enter__(self):
         return self.start()
@@ -178,6 +188,8 @@ class FakeOpenAIServer:
         reply = self._next()
         if reply.delay_s:
             time.sleep(reply.delay_s)
+        if reply.hold is not None and not body.get("stream"):
+            reply.hold.wait(30)
         if reply.status != 200:
             payload = {"error": {"message": reply.error, "type": "invalid_request_error", "code": str(reply.status)}}
             return reply.status, "application/json", json.dumps(payload).encode()
@@ -378,6 +390,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):  # keep test output clean
         pass
+
+    def setup(self):
+        super().setup()
+        with self.owner._lock:
+            self.owner._connections.add(self.connection)
+
+    def finish(self):
+        with self.owner._lock:
+            self.owner._connections.discard(self.connection)
+        super().finish()
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
