@@ -101,8 +101,9 @@ def build(client=None, *, store: str | None = None, token: str | None = None, da
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the build makes millions of small objects and no cycles; collections only cost time
     try:
-        everything = _build_batches(client, selected, report, database, traces_table, agent_pattern, retokenizer,
-                                    credit, gamma, aggregate, rebuild, write, batch_traces, built_at)
+        plan = _Plan(database, traces_table, agent_pattern, retokenizer, credit, gamma, aggregate, rebuild, write,
+                     batch_traces, built_at)
+        everything = _build_batches(client, selected, report, plan)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -111,11 +112,28 @@ def build(client=None, *, store: str | None = None, token: str | None = None, da
     return BuildResult(everything, report)
 
 
-def _build_batches(client, selected, report, database, traces_table, agent_pattern, retokenizer, credit, gamma,
-                   aggregate, rebuild, write, batch_traces, built_at) -> list[Transition]:
+@dataclass
+class _Plan:
+    """What one build does to each batch of traces."""
+
+    database: str
+    traces_table: str
+    agents: re.Pattern | None
+    retokenizer: object
+    credit: str
+    gamma: float
+    aggregate: str
+    rebuild: bool
+    write: bool
+    batch_traces: int
+    built_at: datetime
+
+
+def _build_batches(client, selected: list[str], report: BuildReport, plan: _Plan) -> list[Transition]:
     from tracerl.store.queries import named_query
 
-    span_query = named_query("builder_trace_spans", database, traces_table)
+    database, batch_traces, built_at = plan.database, plan.batch_traces, plan.built_at
+    span_query = named_query("builder_trace_spans", database, plan.traces_table)
     everything: list[Transition] = []
     for start in range(0, len(selected), batch_traces):
         batch = selected[start:start + batch_traces]
@@ -132,9 +150,10 @@ def _build_batches(client, selected, report, database, traces_table, agent_patte
             report.traces_read += 1
             status, reason, made, stats = "built", "", [], {"duplicate_spans": trace.duplicates}
             try:
-                rollout = reconstruct(trace, agent_pattern, retokenizer)
+                rollout = reconstruct(trace, plan.agents, plan.retokenizer)
                 stats = rollout.stats
-                made = to_transitions(rollout, credit=credit, gamma=gamma, how=aggregate, built_at=built_at)
+                made = to_transitions(rollout, credit=plan.credit, gamma=plan.gamma, how=plan.aggregate,
+                                      built_at=built_at)
                 report.built += 1
             except skips.Skip as skip:
                 status, reason = "skipped", skip.reason
@@ -147,8 +166,8 @@ def _build_batches(client, selected, report, database, traces_table, agent_patte
                         stats.get("orphans_repaired", 0), stats.get("double_recorded", 0), built_at))
         report.seconds["reconstruct"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        if write:
-            if rebuild:
+        if plan.write:
+            if plan.rebuild:
                 client.command(named_query("builder_delete_transitions", database), parameters={"trace_ids": batch})
             export.write_table(client, transitions, database)
             export.write_build_log(client, log, database)

@@ -15,21 +15,16 @@ BUILD_COLUMNS = ("trace_id", "status", "reason", "transitions", "duplicate_spans
 
 
 def write_table(client, transitions: list[Transition], database: str) -> None:
-    """One insert as JSONCompactEachRow: orjson writes the id arrays in C, measured about twice as
-    fast as clickhouse-connect's Native serialization of the same rows (bench/builder.py)."""
+    """One insert in Arrow format: pyarrow builds the id columns in C and ClickHouse reads them
+    without parsing text (measured faster than JSONCompactEachRow and than clickhouse-connect's
+    Native serialization of the same rows; bench/builder.py)."""
     if not transitions:
         return
-    times: dict = {}
-    lines = []
-    for t in transitions:
-        row = list(t.as_row())
-        stamp = row[-1]
-        if stamp not in times:
-            times[stamp] = stamp.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-        row[-1] = times[stamp]
-        lines.append(orjson.dumps(row))
-    client.raw_insert(f"`{database}`.`tracerl_transitions`", list(COLUMNS), insert_block=b"\n".join(lines),
-                      fmt="JSONCompactEachRow")
+    import pyarrow as pa
+
+    schema = _arrow_schema(pa)
+    columns = [pa.array([getattr(t, name) for t in transitions], type=schema.field(name).type) for name in COLUMNS]
+    client.insert_arrow(f"`{database}`.`tracerl_transitions`", pa.Table.from_arrays(columns, schema=schema))
 
 
 def write_build_log(client, rows: list[tuple], database: str) -> None:
