@@ -84,6 +84,9 @@ async def openai_errors(request: web.Request, handler):
         if exc.status == 404 and exc.text and exc.text.startswith("404"):
             exc.text = f"no route for {request.method} {request.path}"
         return errors.for_http_exception(exc)
+    except ConnectionError:  # the agent hung up while its request was being read: nobody to answer
+        logger.debug("client gone during %s %s", request.method, request.path)
+        return errors.response(400, "connection lost", errors.INVALID_REQUEST, "connection_lost")
     except Exception:
         logger.exception("gateway error on %s %s", request.method, request.path)
         return errors.response(500, "internal gateway error (logged)", errors.SERVER, "gateway_error")

@@ -52,6 +52,7 @@ def gateway(
 
     from .app import create_app
     from .config import GatewayConfig
+    from .upstreams import Upstreams
 
     try:
         host, port = split_hostport(listen, "--listen")
@@ -59,6 +60,7 @@ def gateway(
                                capture_tokens=capture_tokens, upstream_timeout_s=upstream_timeout,
                                connect_timeout_s=connect_timeout, pause_timeout_s=pause_timeout,
                                rollout_idle_s=rollout_idle, max_body_bytes=int(max_body_mb * (1 << 20)))
+        Upstreams(config.upstreams)  # a bad URL stops here, before anything starts
     except ValueError as exc:
         typer.echo(f"tracerl gateway: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -72,11 +74,7 @@ def gateway(
         os.environ.pop(name, None)
     setup.configure_sdk(endpoint=otlp_endpoint, service_name=service_name, id_generator=RandomIdGenerator(),
                         trace_exporter_names=None if os.environ.get("OTEL_TRACES_EXPORTER") else ["otlp"])
-    try:
-        app = create_app(config)  # after the SDK: the app flushes the provider it finds
-    except ValueError as exc:
-        typer.echo(f"tracerl gateway: {exc}", err=True)
-        raise typer.Exit(2) from None
+    app = create_app(config)  # after the SDK: the app flushes the provider it finds
     typer.echo(f"tracerl gateway: http://{host}:{port}/v1 -> {', '.join(upstream)}"
                f"{' (capturing token ids)' if capture_tokens else ''}", err=True)
     try:

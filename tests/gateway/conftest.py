@@ -4,6 +4,7 @@ from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY
 
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.gateway.gateway_proc import GatewayProcess
+from tests.transition_builder.conftest import build, store  # noqa: F401  (the builder tests' own fixtures)
 
 TOKEN = "gw-s3cret"
 
