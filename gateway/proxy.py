@@ -16,7 +16,6 @@ the upstream request too (vLLM then stops generating), and the span keeps what w
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 import aiohttp
@@ -25,7 +24,7 @@ from aiohttp import web
 from tracerl import semconv
 from tracerl.instrumentations.openai.request import CHAT, COMPLETIONS, RESPONSES
 
-from . import capture, errors, sse
+from . import _json, capture, errors, sse
 from .admission import Gate
 from .config import GatewayConfig
 from .recording import CallRecord
@@ -93,7 +92,7 @@ class Proxy:
     async def model_call(self, request: web.Request, endpoint: str, tail: str, path_key: str | None):
         raw = await request.read()
         try:
-            body = json.loads(raw)
+            body = _json.loads(raw)
         except ValueError as exc:
             return errors.response(400, f"the request body is not valid JSON: {exc}", errors.INVALID_REQUEST,
                                    "invalid_json")
@@ -114,7 +113,7 @@ class Proxy:
         record = CallRecord(self.tracer, endpoint, body, ranked[0], where.parent)
         try:
             added = capture.inject(endpoint, body) if self.config.capture_tokens else frozenset()
-            data = json.dumps(body, separators=(",", ":")).encode() if added else raw
+            data = _json.dumps(body) if added else raw
             try:
                 resp = await self._send(request, "/v1/" + tail, data, ranked, record)
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -186,14 +185,14 @@ class Proxy:
             record.http_error(resp.status, payload.decode("utf-8", "replace"))
         elif resp.content_type == "application/json":
             try:
-                reply = json.loads(payload)
+                reply = _json.loads(payload)
             except ValueError:
                 reply = None
             if isinstance(reply, dict):
                 record.reply(reply)
                 if added:
                     capture.hide(reply, added)
-                    payload = json.dumps(reply, separators=(",", ":")).encode()
+                    payload = _json.dumps(reply)
         return web.Response(status=resp.status, body=payload, headers=reply_headers(resp))
 
     async def _stream(self, request: web.Request, resp: aiohttp.ClientResponse, record: CallRecord,
@@ -205,10 +204,10 @@ class Proxy:
             async for piece in resp.content.iter_any():
                 if not added:  # nothing to hide: forward the bytes before looking at them
                     await _write(out, piece)
-                for event in splitter.feed(piece):
-                    event = _record_event(event, record, added)
-                    if added:
-                        await _write(out, event)
+                    for event in splitter.feed(piece):
+                        _record_event(event, record, added)
+                else:  # the events completed by this piece, rewritten, in one write
+                    await _write(out, b"".join([_record_event(e, record, added) for e in splitter.feed(piece)]))
             if added:
                 await _write(out, splitter.rest())
         except ClientGone:
@@ -235,7 +234,7 @@ def _record_event(event: bytes, record: CallRecord, added: frozenset) -> bytes:
     if not data or data == sse.DONE:
         return event
     try:
-        chunk = json.loads(data)
+        chunk = _json.loads(data)
     except ValueError:
         return event
     if not isinstance(chunk, dict):
@@ -244,7 +243,7 @@ def _record_event(event: bytes, record: CallRecord, added: frozenset) -> bytes:
     if not added:
         return event
     capture.hide(chunk, added)
-    return sse.with_data(event, json.dumps(chunk, separators=(",", ":")).encode())
+    return sse.with_data(event, _json.dumps(chunk))
 
 
 async def _write(out: web.StreamResponse, data: bytes) -> None:
