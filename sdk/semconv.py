@@ -18,6 +18,11 @@ ROLLOUT_ATTEMPT = "tracerl.rollout.attempt"
 ROLLOUT_MODE = "tracerl.rollout.mode"
 ROLLOUT_TASK = "tracerl.rollout.task"
 POLICY_VERSION = "tracerl.policy.version"
+# Set by the trainer on the root spans it opens for the rollouts it launches (trainer/tracing.py):
+# which runner ran the agent, how the attempt ended (ok | failed | timeout), the process exit code.
+ROLLOUT_RUNNER = "tracerl.rollout.runner"
+ROLLOUT_STATUS = "tracerl.rollout.status"
+ROLLOUT_EXIT_CODE = "tracerl.rollout.exit_code"
 ROLLOUT_MODES = ("train", "val", "test")
 
 # --- GenAI (OpenTelemetry semantic conventions) ----------------------------------------------
