@@ -12,6 +12,7 @@ from tracerl import __version__
 from tracerl.collector.cli import collector
 from tracerl.gateway.cli import gateway
 from tracerl.store.cli import sql
+from tracerl.trainer.cli import report, serve_policy, train
 from tracerl.transition_builder.cli import build, reward
 
 app = typer.Typer(
@@ -27,6 +28,9 @@ app.command(help=sql.__doc__)(sql)
 app.command(help=gateway.__doc__)(gateway)
 app.command(help=build.__doc__)(build)
 app.command(help=reward.__doc__)(reward)
+app.command(help=train.__doc__)(train)
+app.command(name="serve-policy", help=serve_policy.__doc__)(serve_policy)
+app.command(help=report.__doc__)(report)
 
 
 @app.callback()
