@@ -83,7 +83,7 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
 
 
 def evaluate(config: TrainConfig, runner, endpoints, store: StoreAccess, tasks: list, version: int) -> float:
-    """Success rate on held-out tasks (mode "val": the builder's trained selection skips them)."""
+    """Success rate on held-out tasks, in mode "val" (never trained on); appended to eval.jsonl."""
     specs = [RolloutSpec(task, f"eval/{task['id']}/v{version}", 0, "val", version, i)
              for i, task in enumerate(t for t in tasks for _ in range(config.eval.group_size))]
     results = runner.run(specs, endpoints)
@@ -92,7 +92,10 @@ def evaluate(config: TrainConfig, runner, endpoints, store: StoreAccess, tasks: 
     wait_for_traces(store.client, ids, quiet_s=config.traces.quiet_s, timeout_s=config.traces.timeout_s,
                     poll_s=config.traces.poll_s, database=store.database)
     rewards = metrics.rollout_rewards(store.client, ids, store.database)
-    return metrics.reward_stats([rewards.get(i) for i in ids], len(specs), config.success_threshold)["success_rate"]
+    rate = metrics.reward_stats([rewards.get(i) for i in ids], len(specs), config.success_threshold)["success_rate"]
+    with open(Path(config.output_dir) / "eval.jsonl", "a") as f:
+        f.write(json.dumps({"policy_version": version, "rollouts": len(specs), "success_rate": rate}) + "\n")
+    return rate
 
 
 def train(config: TrainConfig) -> RunState:
