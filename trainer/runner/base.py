@@ -13,6 +13,7 @@ the policy version (for agents that are one process per rollout).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -96,8 +97,16 @@ def agent_environment(spec: RolloutSpec, endpoints: AgentEndpoints, traceparent:
     return env
 
 
+_PLACEHOLDER = re.compile(r"\{(task_id|group_id|attempt|mode|policy_version|task\[([^\]]+)\])\}")
+
+
 def fill_template(template: str, spec: RolloutSpec) -> str:
     """``{task_id}``, ``{group_id}``, ``{attempt}``, ``{mode}``, ``{policy_version}`` and
-    ``{task[key]}`` in a command or manifest template."""
-    return template.format(task_id=spec.task_id, group_id=spec.group_id, attempt=spec.attempt, mode=spec.mode,
-                           policy_version=spec.policy_version, task=spec.task)
+    ``{task[key]}`` in a command template; any other brace is left as it is."""
+    values = {"task_id": spec.task_id, "group_id": spec.group_id, "attempt": spec.attempt, "mode": spec.mode,
+              "policy_version": spec.policy_version}
+
+    def replace(m: re.Match) -> str:
+        return str(spec.task.get(m.group(2), "")) if m.group(2) else str(values[m.group(1)])
+
+    return _PLACEHOLDER.sub(replace, template)
