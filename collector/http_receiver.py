@@ -76,8 +76,9 @@ def make_handler(ingest: Ingest) -> type[Handler]:
 
         def _export(self, content_type: str) -> None:
             try:
+                body = self.read_body()  # outside the decode slots: a slow client holds none
                 parse = parse_json if content_type == JSON else parse_protobuf
-                ingest.export(lambda: parse(self.read_body()))
+                ingest.export(lambda: parse(body))
             except BodyTooLarge as exc:
                 return self._reply_error(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), content_type)
             except (BadBody, InvalidPayload) as exc:

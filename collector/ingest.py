@@ -25,7 +25,7 @@ class ShuttingDown(Exception):
 
 class Ingest:
     def __init__(self, writer: BatchWriter, max_inflight: int = 64, token: str = "",
-                 max_body_bytes: int = 32 << 20, ack_timeout_s: float = 30.0):
+                 max_body_bytes: int = 32 << 20, ack_timeout_s: float = 30.0, decode_threads: int = 2):
         self.writer = writer
         writer.arriving = lambda: self.decoding
         self.max_inflight = max_inflight
@@ -36,6 +36,9 @@ class Ingest:
         self.decoding = 0  # admitted requests that have not reached the writer yet
         self.decode_seconds = 0.0
         self._idle = threading.Condition()
+        self._request = threading.local()  # one request per receiver thread at a time
+        # Decoding is pure Python: more threads at it than cores only fight over the GIL.
+        self._decode_slots = threading.BoundedSemaphore(decode_threads)
         self.closing = False
         self.rejected_busy = 0
 
@@ -55,13 +58,18 @@ class Ingest:
                 raise Busy(f"too many exports in flight (limit {self.max_inflight}); retry later")
             self._inflight += 1
             self.decoding += 1
+            self._request.decoding = True
 
     def submitted(self) -> None:
-        """The request reached the writer (or failed before): the writer need not wait for it."""
+        """This thread's request reached the writer (or failed before): the writer need not wait
+        for it any more."""
         with self._idle:
-            self.decoding -= 1
+            if getattr(self._request, "decoding", False):
+                self._request.decoding = False
+                self.decoding -= 1
 
     def release(self) -> None:
+        self.submitted()  # a request that failed before export() also stops counting as arriving
         with self._idle:
             self._inflight -= 1
             if self._inflight == 0:
@@ -81,10 +89,11 @@ class Ingest:
         ``decode`` raises for a body it cannot read.
         """
         try:
-            started = time.perf_counter()
-            payload, rows = to_rows(decode())
+            with self._decode_slots:
+                started = time.perf_counter()
+                payload, rows = to_rows(decode())
+                self.decode_seconds += time.perf_counter() - started
             future = self.writer.submit(payload, rows)
-            self.decode_seconds += time.perf_counter() - started
         finally:
             self.submitted()
         try:

@@ -65,3 +65,21 @@ def test_close_writes_what_is_queued_and_refuses_more():
     assert all(f.done() and f.result() == 1 for f in futures)
     with pytest.raises(StoreUnavailable, match="shutting down"):
         writer.submit(payload(11), 1).result(1)
+
+
+def test_requests_that_fail_before_export_stop_counting_as_arriving():
+    """A body that never decodes must not leave the writer lingering for it forever."""
+    from tracerl.collector.ingest import Ingest
+
+    writer = BatchWriter(RecordingEngine(), "INSERT INTO t")
+    ingest = Ingest(writer, max_inflight=4)
+    ingest.admit()
+    assert ingest.decoding == 1
+    ingest.release()  # e.g. the body was too large: no export() call
+    assert ingest.decoding == 0
+    ingest.admit()
+    with pytest.raises(ValueError):
+        ingest.export(lambda: (_ for _ in ()).throw(ValueError("bad body")))
+    ingest.release()
+    assert ingest.decoding == 0
+    writer.close()
