@@ -9,8 +9,9 @@ import secrets
 import openai
 import pytest
 
-from tests.fake_openai_server import Reply
+from tests.fake_openai_server import Reply, token_ids
 from tests.gateway.gateway_proc import llm_spans, trace_spans
+from tests.otel_session import traced  # noqa: F401  (fixture)
 from tracerl import semconv
 
 ASK = [{"role": "user", "content": "2 + 2?"}]
@@ -122,3 +123,19 @@ def test_admin_rollout_errors(gateway):
     missing = gateway.admin("POST", "/admin/rollouts/no-such-key/end")
     assert missing.status_code == 404 and "no-such-key" in missing.json()["error"]["message"]
     gateway.end_rollout(key)
+
+
+def test_traceparent_rollout_made_by_the_trainer_is_trainable(traced, gateway, upstream, build):  # noqa: F811
+    """The trainer opens the rollout itself (`tracerl.rollout`, exported by its own process) and
+    hands the agent its traceparent: the gateway's spans complete that rollout."""
+    import tracerl
+
+    upstream.script(Reply("4"))
+    with tracerl.rollout(task_id="tp-task", group_id="tp-group", attempt=3) as r:
+        agent_calls(gateway.base_url, n=1, headers={"traceparent": f"00-{r.trace_id}-{r.span_id}-01"})
+        tracerl.emit_reward(1.0)
+    traced.flush()
+    gateway.flush()
+    [t], report = build(r.trace_id)
+    assert (t.task_id, t.group_id, t.attempt, t.reward) == ("tp-task", "tp-group", 3, 1.0)
+    assert t.response_ids == token_ids("4")
