@@ -3,7 +3,9 @@
 One rollout is one trace. An agent behind the gateway says which rollout a call is part of in
 one of three ways, none of which touches its code:
 
-1. the base URL: ``http://gateway/rollout/<key>/v1`` (the trainer sets ``OPENAI_BASE_URL``);
+1. the base URL: ``http://gateway/rollout/<key>/v1`` (the trainer sets ``OPENAI_BASE_URL``); a
+   key that is a W3C traceparent (``00-<trace id>-<span id>-01``) works as the header below
+   does, so a trainer that opened the rollout's root span itself needs to register nothing;
 2. the ``x-tracerl-rollout: <key>`` header (for harnesses that take extra headers, not URLs);
 3. the W3C ``traceparent`` header (a harness that propagates trace context itself): the call's
    span becomes a child of that span, in that trace, and the rollout's root span is whoever
@@ -20,6 +22,7 @@ the trace id does.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -150,19 +153,33 @@ class Attribution:
 
 
 def attribute(path_key: str | None, headers, rollouts: Rollouts) -> Attribution:
-    """The rollout of a call: path prefix, else ``x-tracerl-rollout``, else ``traceparent``.
+    """The rollout of a call: path prefix, else ``x-tracerl-rollout``, else ``traceparent``
+    (a key in traceparent form names a remote parent too, unless a rollout has that key).
     Raises `BadKey` for a malformed key; a malformed ``traceparent`` is ignored, as the W3C
     specification asks of receivers."""
     key = path_key if path_key is not None else headers.get(semconv.HEADER_ROLLOUT)
     if key is not None:
+        if _TRACEPARENT.fullmatch(key) and key not in rollouts.open_rollouts:
+            remote = _remote_parent(key, None)
+            if remote is not None:
+                return remote
         rollout = rollouts.get_or_open(check_key(key))
         return Attribution(rollout.context, rollout, key)
     if "traceparent" in headers:
-        carrier = {"traceparent": headers["traceparent"]}
-        if "tracestate" in headers:
-            carrier["tracestate"] = headers["tracestate"]
-        ctx = _propagator.extract(carrier, context=otel_context.Context())
-        span_context = trace.get_current_span(ctx).get_span_context()
-        if span_context.is_valid:
-            return Attribution(ctx, None, trace.format_trace_id(span_context.trace_id))
+        return _remote_parent(headers["traceparent"], headers.get("tracestate")) or Attribution()
     return Attribution()
+
+
+_TRACEPARENT = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def _remote_parent(traceparent: str, tracestate: str | None) -> Attribution | None:
+    """Calls under a span of another process (the trainer's rollout root), in its trace."""
+    carrier = {"traceparent": traceparent}
+    if tracestate:
+        carrier["tracestate"] = tracestate
+    ctx = _propagator.extract(carrier, context=otel_context.Context())
+    span_context = trace.get_current_span(ctx).get_span_context()
+    if not span_context.is_valid:
+        return None
+    return Attribution(ctx, None, trace.format_trace_id(span_context.trace_id))

@@ -139,3 +139,13 @@ def test_traceparent_rollout_made_by_the_trainer_is_trainable(traced, gateway, u
     [t], report = build(r.trace_id)
     assert (t.task_id, t.group_id, t.attempt, t.reward) == ("tp-task", "tp-group", 3, 1.0)
     assert t.response_ids == token_ids("4")
+
+
+def test_a_traceparent_as_path_key_needs_no_registration(gateway, upstream, collector):
+    """For an agent that only reads OPENAI_BASE_URL, a trainer that opened the root span itself
+    puts its traceparent in the URL."""
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    agent_calls(f"{gateway.url}/rollout/00-{trace_id}-{parent}-01/v1")
+    gateway.flush()
+    assert [(s["SpanKind"], s["ParentSpanId"]) for s in trace_spans(collector, trace_id)] == [("Client", parent)] * 2
+    assert not [r for r in gateway.admin("GET", "/admin/rollouts").json() if trace_id in r["key"]]
