@@ -9,10 +9,11 @@ special case. Rollouts are told apart by a path prefix (``/rollout/<key>/v1/...`
 
 Modules: `config`, `upstreams` (sticky choice), `admission` (pause / resume), `rollouts`
 (attribution and root spans), `capture` (token ids asked for and hidden again), `sse` (event
-splitting), `recording` (the LLM span), `proxy` (forwarding), `admin`, `errors`, `app`, `cli`.
+splitting), `_json` (the hot path's JSON), `recording` (the LLM span), `proxy` (forwarding),
+`admin`, `errors`, `app`, `cli`.
 
-Importing this package loads nothing heavy: the HTTP stack (aiohttp, the ``[gateway]`` extra) is
-imported by `app`, which the command loads when it runs.
+Importing this package loads nothing heavy: the HTTP stack (aiohttp and orjson, the ``[gateway]``
+extra) is imported by `app`, which the command loads when it runs.
 """
 
 __all__ = ["GatewayConfig", "create_app"]
