@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Callable
 from urllib.parse import quote
 
 from tracerl import semconv
@@ -110,3 +112,20 @@ def fill_template(template: str, spec: RolloutSpec) -> str:
         return str(spec.task.get(m.group(2), "")) if m.group(2) else str(values[m.group(1)])
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+def run_all(specs: list[RolloutSpec], concurrency: int, retries: int,
+            attempt: Callable[[RolloutSpec], Attempt]) -> list[RolloutResult]:
+    """Run every rollout, ``concurrency`` at a time; a failed attempt is retried as a new attempt
+    (``attempt + 1``, a new trace), at most ``retries`` times. Shared by the runners."""
+
+    def one(spec: RolloutSpec) -> RolloutResult:
+        result = RolloutResult(spec)
+        for retry in range(retries + 1):
+            result.attempts.append(attempt(replace(spec, attempt=spec.attempt + retry)))
+            if result.final.status == OK:
+                break
+        return result
+
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="tracerl-rollout") as pool:
+        return list(pool.map(one, specs))

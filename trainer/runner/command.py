@@ -12,10 +12,9 @@ import os
 import signal
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from .. import tracing
-from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec, agent_environment, fill_template
+from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec, agent_environment, fill_template, run_all
 
 
 class CommandRunner:
@@ -27,18 +26,7 @@ class CommandRunner:
         self.env, self.workdir, self.log_dir = dict(env or {}), workdir, log_dir
 
     def run(self, specs: list[RolloutSpec], endpoints: AgentEndpoints) -> list[RolloutResult]:
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="tracerl-rollout") as pool:
-            return list(pool.map(lambda spec: self._run_with_retries(spec, endpoints), specs))
-
-    def _run_with_retries(self, spec: RolloutSpec, endpoints: AgentEndpoints) -> RolloutResult:
-        result = RolloutResult(spec)
-        for retry in range(self.retries + 1):
-            attempt_spec = RolloutSpec(spec.task, spec.group_id, spec.attempt + retry, spec.mode,
-                                       spec.policy_version, spec.index)
-            result.attempts.append(self._attempt(attempt_spec, endpoints))
-            if result.final.status == OK:
-                break
-        return result
+        return run_all(specs, self.concurrency, self.retries, lambda spec: self._attempt(spec, endpoints))
 
     def _attempt(self, spec: RolloutSpec, endpoints: AgentEndpoints) -> Attempt:
         span = tracing.start_rollout(spec, self.kind)

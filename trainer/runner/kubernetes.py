@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from string import Template
 
 from .. import tracing
-from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec, agent_environment
+from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec, agent_environment, run_all
 
 DEFAULT_TEMPLATE = """\
 apiVersion: batch/v1
@@ -106,18 +105,7 @@ class KubernetesRunner:
         return self._api
 
     def run(self, specs: list[RolloutSpec], endpoints: AgentEndpoints) -> list[RolloutResult]:
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="tracerl-k8s") as pool:
-            return list(pool.map(lambda spec: self._run_with_retries(spec, endpoints), specs))
-
-    def _run_with_retries(self, spec: RolloutSpec, endpoints: AgentEndpoints) -> RolloutResult:
-        result = RolloutResult(spec)
-        for retry in range(self.retries + 1):
-            attempt_spec = RolloutSpec(spec.task, spec.group_id, spec.attempt + retry, spec.mode,
-                                       spec.policy_version, spec.index)
-            result.attempts.append(self._attempt(attempt_spec, endpoints))
-            if result.final.status == OK:
-                break
-        return result
+        return run_all(specs, self.concurrency, self.retries, lambda spec: self._attempt(spec, endpoints))
 
     def _attempt(self, spec: RolloutSpec, endpoints: AgentEndpoints) -> Attempt:
         span = tracing.start_rollout(spec, self.kind)

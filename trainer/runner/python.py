@@ -25,7 +25,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from .. import tracing
-from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec
+from .base import FAILED, OK, TIMEOUT, AgentEndpoints, Attempt, RolloutResult, RolloutSpec, run_all
 
 
 def load_function(reference: str, base_dir: str | None = None):
@@ -61,21 +61,10 @@ class PythonRunner:
     def run(self, specs: list[RolloutSpec], endpoints: AgentEndpoints) -> list[RolloutResult]:
         os.environ.update({"OPENAI_BASE_URL": endpoints.base_url, "OPENAI_API_KEY": endpoints.api_key,
                            "TRACERL_MODEL": endpoints.model_name, **self.env})
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="tracerl-rollout") as waiters:
-            return list(waiters.map(self._run_with_retries, specs))
+        return run_all(specs, self.concurrency, self.retries, self._attempt)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def _run_with_retries(self, spec: RolloutSpec) -> RolloutResult:
-        result = RolloutResult(spec)
-        for retry in range(self.retries + 1):
-            attempt_spec = RolloutSpec(spec.task, spec.group_id, spec.attempt + retry, spec.mode,
-                                       spec.policy_version, spec.index)
-            result.attempts.append(self._attempt(attempt_spec))
-            if result.final.status == OK:
-                break
-        return result
 
     def _attempt(self, spec: RolloutSpec) -> Attempt:
         span = tracing.start_rollout(spec, self.kind)
