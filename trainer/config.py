@@ -72,7 +72,9 @@ class PolicyServerConfig:
     host: str = "127.0.0.1"
     port: int = 0  # 0 = any free port
     url: str | None = None  # an external server (`tracerl serve-policy`): reloaded from checkpoints
-    agent_url: str | None = None  # the base URL the agents get, if not the server's (a gateway)
+    # The base URL the agents get, if not the server's: a gateway, e.g.
+    # http://127.0.0.1:8090/rollout/{traceparent}/v1 ({traceparent} is filled per rollout).
+    agent_url: str | None = None
     max_batch: int = 32
     batch_wait_ms: float = 5.0
     gateway: str | None = None  # a tracerl gateway to pause around weight reloads

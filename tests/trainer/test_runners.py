@@ -35,6 +35,14 @@ def test_agent_environment_names_the_rollout_and_the_endpoints():
     assert "," not in resource_attributes(RolloutSpec({"id": "a,b"}, "g")).split(",")[0].split("=")[1]
 
 
+def test_a_gateway_agent_url_carries_the_rollout_in_its_path():
+    traceparent = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+    gateway = AgentEndpoints("http://127.0.0.1:8090/rollout/{traceparent}/v1", ENDPOINTS.otlp_endpoint)
+    env = agent_environment(spec(), gateway, traceparent)
+    assert env["OPENAI_BASE_URL"] == f"http://127.0.0.1:8090/rollout/{traceparent}/v1"
+    assert agent_environment(spec(), ENDPOINTS, traceparent)["OPENAI_BASE_URL"] == ENDPOINTS.base_url
+
+
 def test_command_runner_passes_the_environment_and_records_exit_status(tmp_path):
     out = tmp_path / "seen.json"
     script = ("import json, os, sys; json.dump({k: os.environ[k] for k in ('TRACERL_TASK', 'OPENAI_BASE_URL', "

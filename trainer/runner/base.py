@@ -85,7 +85,9 @@ def resource_attributes(spec: RolloutSpec) -> str:
 def agent_environment(spec: RolloutSpec, endpoints: AgentEndpoints, traceparent: str, extra: dict | None = None) -> dict:
     """The variables that tell an agent process which rollout it is and where everything is."""
     env = {
-        "OPENAI_BASE_URL": endpoints.base_url,
+        # A gateway URL may carry the rollout in its path (`.../rollout/{traceparent}/v1`), so an
+        # agent that only reads OPENAI_BASE_URL still lands in the rollout's trace.
+        "OPENAI_BASE_URL": endpoints.base_url.replace("{traceparent}", traceparent),
         "OPENAI_API_KEY": endpoints.api_key,
         "TRACERL_MODEL": endpoints.model_name,
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + endpoints.otlp_endpoint,
