@@ -28,7 +28,7 @@ def agent(task: dict) -> None:
     reply = _client().chat.completions.create(
         model=os.environ.get("TRACERL_MODEL", "policy"),
         messages=[{"role": "user", "content": task["prompt"]}],
-        max_tokens=int(task.get("max_tokens", 2)), temperature=1.0)
+        max_tokens=int(task.get("max_tokens", 2)), temperature=float(task.get("temperature", 1.0)))
     words = (reply.choices[0].message.content or "").split()
     tracerl.emit_reward(1.0 if words and words[0] == task["word"] else 0.0)
 

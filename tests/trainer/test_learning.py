@@ -2,8 +2,8 @@
 
 Task: "<filler> say <word>" -> reward 1 when the answer's first word is <word>; 4 words, 4
 fillers. Training uses half of the (filler, word) prompts, the held-out half is only evaluated
-(before training and after). A random policy over the 16-token vocabulary succeeds about 1 time
-in 16; after 30 GRPO steps the held-out success rate is far above that.
+(before training and after) with greedy decoding, so the measure has no sampling noise. A random
+policy's greedy answer is right about 1 time in 16; after 30 GRPO steps it is far above that.
 """
 
 import json
@@ -25,6 +25,8 @@ def test_heldout_success_rate_rises(collector, tmp_path):
         for w, word in enumerate(WORDS):
             split["train" if (f + w) % 2 == 0 else "heldout"].append(
                 {"id": f"learn-{f}{w}", "word": word, "prompt": f"{filler} say {word}", "max_tokens": 1})
+    for task in split["heldout"]:
+        task["temperature"] = 0.0  # evaluate the policy's greedy answer: no sampling noise
     for name, tasks in split.items():
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     config = {"model": str(tmp_path / "model"), "tasks": str(tmp_path / "train.jsonl"), "group_size": 8,
