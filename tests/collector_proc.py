@@ -21,6 +21,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+    """Signal ``proc`` (if still running) and wait for it; kill it after ``timeout``. Its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
 class CollectorProcess:
     """A `tracerl collector` subprocess owning the embedded store at ``store_dir``.
 
@@ -106,12 +117,6 @@ class CollectorProcess:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+        code = stop_process(self.proc, sig, timeout)
         self._log.close()
         return code

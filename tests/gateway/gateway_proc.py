@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.collector_proc import free_port
+from tests.collector_proc import free_port, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,13 +98,7 @@ class GatewayProcess:
         self.http.close()
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
+        code = stop_process(self.proc, sig, timeout)
         self._log.close()
         return code
 
