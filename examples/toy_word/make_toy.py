@@ -25,7 +25,8 @@ def tasks(n: int, seed: int, prefix: str) -> list[dict]:
 def main(folder: str = ".") -> None:
     folder = Path(folder)
     make_toy_model(folder / "model", WORDS + FILLERS + ["say"])
-    for name, rows in (("tasks.jsonl", tasks(48, 1, "t")), ("heldout.jsonl", tasks(24, 2, "h"))):
+    heldout = [dict(t, temperature=0.0) for t in tasks(24, 2, "h")]  # judged by the greedy answer
+    for name, rows in (("tasks.jsonl", tasks(48, 1, "t")), ("heldout.jsonl", heldout)):
         (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
