@@ -1,9 +1,9 @@
 """Every kind of bad input gets a clear error, and the collector keeps serving: each case is
 followed by a good export that succeeds."""
 
-import gzip
 import json
 import secrets
+import select
 import socket
 import time
 
@@ -143,18 +143,28 @@ def test_token_is_required_when_configured(make_collector):
     good_export_succeeds(collector, "grpc", headers={"authorization": "Bearer s3cret"})
 
 
-def test_too_many_in_flight_is_429_with_retry_after(make_collector):
-    collector = make_collector("--max-inflight", "1")
-    # A client that announces a body and sends only part of it holds the only slot.
-    stuck = socket.create_connection(("127.0.0.1", collector.http_port))
+def hold_a_slot(port: int) -> socket.socket:
+    """A client that announces a body and sends only part of it: once admitted, it holds an
+    in-flight slot until the socket closes."""
+    stuck = socket.create_connection(("127.0.0.1", port))
     stuck.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
                   b"Content-Length: 1000\r\n\r\n" + b"\x0a" * 10)
+    return stuck
+
+
+def test_too_many_in_flight_is_429_with_retry_after(make_collector):
+    collector = make_collector("--max-inflight", "1")
+    stuck = hold_a_slot(collector.http_port)
     try:
         deadline = time.monotonic() + 60
-        while True:  # wait until the collector has admitted the stuck request
+        while True:  # until the stuck request holds the only slot
             status, headers, reply = post(collector.http_endpoint, request_bytes())
             if status == 429 or time.monotonic() > deadline:
                 break
+            if select.select([stuck], [], [], 0)[0]:
+                # It arrived while a good export held the slot and was refused: hold again.
+                stuck.close()
+                stuck = hold_a_slot(collector.http_port)
             time.sleep(0.05)
         assert status == 429 and headers["Retry-After"] == "1", (status, reply, collector.log())
         assert "too many exports in flight" in status_message(reply)
